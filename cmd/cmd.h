@@ -1,0 +1,27 @@
+/* cmd/cmd.h: the command table shared by the dispatcher and the command files. */
+#ifndef LAMKIT_CMD_H
+#define LAMKIT_CMD_H
+
+struct cmd {
+	const char *name;
+	const char *links; /* space-separated symlink names that run this command, or NULL */
+	const char *summary;
+	const char *usage;                 /* full --help text (after the "usage:" line), or NULL */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name; NULL = not yet built */
+	int hidden;
+};
+
+/* The table, NULL-name terminated. */
+extern const struct cmd cmd_table[];
+
+/* One-line usage error for `cmd`: prints "lamkit CMD: msg" + a hint, returns 100. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int cmd_version(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_lua(int argc, char **argv);
+int cmd_lua_dump(int argc, char **argv);
+int cmd_mpiexec(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+
+#endif

@@ -1,0 +1,182 @@
+/* cmd/main.c: the multi-call entry point: `lamkit CMD ...` or a symlink named after CMD. */
+#include "cmd.h"
+#include "core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* clang-format off */
+const struct cmd cmd_table[] = {
+	{"boot", "lamboot", "start one agent per node of a boot schema (a universe)", NULL, NULL, 0},
+	{"grow", "lamgrow", "add a node to the running universe", NULL, NULL, 0},
+	{"recon", "recon", "check that every node of a schema can be reached and runs lamkit", NULL, NULL, 0},
+	{"wipe", "wipe", "forcibly end the universe on every node and remove what it left", NULL, NULL, 0},
+	{"halt", "lamhalt", "shut the universe down gracefully", NULL, NULL, 0},
+	{"nodes", "lamnodes", "list the universe's nodes, their state, slots and addresses", NULL, NULL, 0},
+	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
+	 NULL, NULL, 0},
+	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, NULL, 0},
+	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)", NULL, NULL, 1},
+	{"version", NULL, "print versions of lamkit, Lua and libsodium", NULL, cmd_version, 0},
+	{"help", NULL, "list commands, or show one command's help", NULL, cmd_help, 0},
+	{"lua", NULL, "run a Lua script with the lamkit module (for writing boot modules)",
+	 "lamkit lua SCRIPT [ARGS...]\n"
+	 "Runs SCRIPT in lamkit's embedded Lua 5.4 with the `lamkit` module and the embedded\n"
+	 "scripts available through require (LAMKIT_LUA_PATH directories are searched first).\n"
+	 "An integer returned by the script is the exit status.\n", cmd_lua, 0},
+	{"lua-dump", NULL, "write the embedded Lua scripts into a directory to start an override",
+	 "lamkit lua-dump [-f] DIR\n"
+	 "Writes every embedded script as DIR/lua/... (existing files are kept unless -f).\n"
+	 "Point LAMKIT_LUA_PATH at DIR/lua to use your edited copies.\n", cmd_lua_dump, 0},
+	{NULL, NULL, NULL, NULL, NULL, 0},
+};
+/* clang-format on */
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "lamkit %s: %s (see 'lamkit %s --help')\n", cmd, msg, cmd);
+	return CORE_EXIT_USAGE;
+}
+
+static const struct cmd *find_by_name(const char *name)
+{
+	for (const struct cmd *c = cmd_table; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static const struct cmd *find_by_link(const char *base)
+{
+	for (const struct cmd *c = cmd_table; c->name; c++) {
+		const char *l = c->links;
+		size_t n = strlen(base);
+		while (l && *l) {
+			size_t m = strcspn(l, " ");
+			if (m == n && !strncmp(l, base, n))
+				return c;
+			l += m;
+			l += *l == ' ';
+		}
+	}
+	return NULL;
+}
+
+/* Levenshtein distance, small strings only (command names). */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), d[32][32];
+
+	if (la > 30 || lb > 30)
+		return 99;
+	for (int i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (int j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (int i = 1; i <= la; i++) {
+		for (int j = 1; j <= lb; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = c < del ? (c < ins ? c : ins) : (del < ins ? del : ins);
+		}
+	}
+	return d[la][lb];
+}
+
+static int unknown_command(const char *name)
+{
+	const struct cmd *best = NULL;
+	int bd = 99;
+
+	for (const struct cmd *c = cmd_table; c->name; c++) {
+		int d = distance(name, c->name);
+		if (!c->hidden && d < bd) {
+			bd = d;
+			best = c;
+		}
+	}
+	if (best && (bd <= 2 || (bd <= 3 && strlen(name) > 5)))
+		fprintf(stderr, "lamkit: unknown command '%s'; did you mean '%s'?\n", name,
+		        best->name);
+	else
+		fprintf(stderr, "lamkit: unknown command '%s' (see 'lamkit help')\n", name);
+	return CORE_EXIT_USAGE;
+}
+
+static void print_cmd_help(const struct cmd *c)
+{
+	printf("lamkit %s: %s\n", c->name, c->summary);
+	if (c->usage)
+		printf("\nusage: %s", c->usage);
+	if (c->links)
+		printf("\nAlso runs as: %s\n", c->links);
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc > 1) {
+		const struct cmd *c = find_by_name(argv[1]);
+		if (!c)
+			return unknown_command(argv[1]);
+		if (c->run && c->usage == NULL) {
+			char *hv[] = {(char *)c->name, "--help", NULL};
+			return c->run(2, hv);
+		}
+		print_cmd_help(c);
+		return 0;
+	}
+	printf("usage: lamkit COMMAND [ARGS...]   (or a symlink named after the command)\n\n");
+	for (const struct cmd *c = cmd_table; c->name; c++)
+		if (!c->hidden)
+			printf("  %-9s %s%s\n", c->name, c->summary,
+			       c->run ? "" : " [not yet built]");
+	printf("\n'lamkit COMMAND --help' shows one command's options.\n");
+	return 0;
+}
+
+static int run_cmd(const struct cmd *c, int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) &&
+	    (c->usage || !c->run)) {
+		print_cmd_help(c);
+		return 0;
+	}
+	if (!c->run) {
+		fprintf(stderr, "lamkit %s: not yet implemented in lamkit %s\n", c->name,
+		        LAMKIT_VERSION);
+		return 1;
+	}
+	return c->run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+	const struct cmd *c;
+
+	base = base ? base + 1 : (argc > 0 && argv[0] ? argv[0] : "lamkit");
+	if (strcmp(base, "lamkit") != 0 && (c = find_by_link(base))) {
+		core_progname = base;
+		argv[0] = (char *)c->name;
+		return run_cmd(c, argc, argv);
+	}
+	if (argc < 2) {
+		cmd_help(1, argv);
+		return CORE_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(1, argv);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(1, argv + 1);
+	c = find_by_name(argv[1]);
+	if (!c)
+		return unknown_command(argv[1]);
+	return run_cmd(c, argc - 1, argv + 1);
+}

@@ -1,0 +1,59 @@
+/* cmd/version.c: `lamkit version`: lamkit, git revision, Lua, libsodium, static or dynamic. */
+#include "cmd.h"
+#include "core.h"
+#include "lua_host.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include <sodium.h>
+
+#ifndef LAMKIT_GIT_REV
+#define LAMKIT_GIT_REV "unknown"
+#endif
+
+/* Static when the program headers have no PT_INTERP (no dynamic loader ran us). */
+static int is_static(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM);
+
+	for (unsigned long i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return 0;
+	return 1;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	char err[512];
+	const char *luav = "unknown";
+	lua_State *L;
+
+	if (argc > 1)
+		return cmd_usage_error("version", "takes no arguments, got '%s'", argv[1]);
+	L = core_lua_new(err, sizeof err);
+	if (L) {
+		lua_getglobal(L, "_VERSION");
+		luav = lua_tostring(L, -1); /* "Lua 5.4" */
+	}
+	printf("lamkit %s (git %s)\n", LAMKIT_VERSION, LAMKIT_GIT_REV);
+	printf("%s (%s, embedded)\n", luav ? luav : "Lua ?", LUA_RELEASE);
+	printf("libsodium %s\n", sodium_version_string());
+#ifdef __GLIBC__
+	printf("%s, glibc%s\n", is_static() ? "static" : "dynamic",
+#ifdef LAMKIT_SANITIZE
+	       " + ASan/UBSan"
+#else
+	       ""
+#endif
+	);
+#else
+	printf("%s, musl\n", is_static() ? "static" : "dynamic");
+#endif
+	core_lua_close(L);
+	return 0;
+}

@@ -1,0 +1,293 @@
+/* lib/core/conn.c: framed connections: one input buffer, one output buffer, epoll-driven. */
+#include "conn.h"
+#include "core.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HIGH_WATER (1u << 20)
+#define LOW_WATER  (256u << 10)
+
+struct core_conn {
+	core_ev_t *ev;
+	int fd, failed, paused, closing, in_cb, dead, was_high;
+	core_conn_frame_f on_frame;
+	core_conn_close_f on_close;
+	core_conn_drain_f on_drain;
+	void *arg;
+	char *in;
+	size_t inlen, incap;
+	char *out;
+	size_t outoff, outlen, outcap;
+};
+
+static void conn_update(core_conn_t *c)
+{
+	unsigned e = 0;
+
+	if (c->fd < 0)
+		return;
+	if (!c->paused && !c->closing)
+		e |= CORE_EV_READ;
+	if (c->outlen > c->outoff && !c->failed)
+		e |= CORE_EV_WRITE;
+	core_ev_fd_mod(c->ev, c->fd, e);
+}
+
+static void conn_fail(core_conn_t *c, int err)
+{
+	if (c->closing)
+		return;
+	c->closing = 1;
+	if (err)
+		c->failed = 1;
+	conn_update(c);
+	if (c->on_close)
+		c->on_close(c, err, c->arg);
+}
+
+static void conn_write(core_conn_t *c)
+{
+	while (c->outoff < c->outlen) {
+		ssize_t n = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0) {
+			c->outoff = c->outlen = 0;
+			conn_fail(c, errno);
+			return;
+		}
+		c->outoff += (size_t)n;
+	}
+	if (c->outoff == c->outlen)
+		c->outoff = c->outlen = 0;
+	if (c->was_high && c->outlen - c->outoff < LOW_WATER) {
+		c->was_high = 0;
+		if (c->on_drain)
+			c->on_drain(c, c->arg);
+	}
+}
+
+static uint32_t get32(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	return u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+static void conn_dispatch(core_conn_t *c)
+{
+	size_t off = 0;
+
+	while (!c->dead && !c->closing && !c->paused && c->inlen - off >= CORE_FRAME_HDR) {
+		uint32_t len = get32(c->in + off);
+		unsigned type = (unsigned char)c->in[off + 4] | (unsigned char)c->in[off + 5] << 8;
+		if (len > CORE_FRAME_MAX) {
+			conn_fail(c, EMSGSIZE);
+			return;
+		}
+		if (c->inlen - off < CORE_FRAME_HDR + len)
+			break;
+		c->on_frame(c, type, c->in + off + CORE_FRAME_HDR, len, c->arg);
+		off += CORE_FRAME_HDR + len;
+	}
+	if (!c->dead && off) {
+		memmove(c->in, c->in + off, c->inlen - off);
+		c->inlen -= off;
+	}
+}
+
+static int conn_read(core_conn_t *c)
+{
+	if (c->incap - c->inlen < 65536) {
+		size_t need = c->inlen + 65536, cap = c->incap ? c->incap : 65536;
+		while (cap < need)
+			cap *= 2;
+		char *p = realloc(c->in, cap);
+		if (!p)
+			return -1;
+		c->in = p;
+		c->incap = cap;
+	}
+	ssize_t n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (n <= 0)
+		return n == 0 ? 0 : -1;
+	c->inlen += (size_t)n;
+	return 1;
+}
+
+static void on_io(core_ev_t *ev, int fd, unsigned events, void *arg)
+{
+	core_conn_t *c = arg;
+
+	c->in_cb = 1;
+	if (events & CORE_EV_WRITE)
+		conn_write(c);
+	if ((events & CORE_EV_READ) && !c->paused && !c->closing && !c->dead) {
+		int r = conn_read(c);
+		conn_dispatch(c);
+		if (r <= 0 && !c->dead)
+			conn_fail(c, r == 0 ? 0 : (errno ? errno : EIO));
+	}
+	c->in_cb = 0;
+	if (c->dead) {
+		free(c);
+		return;
+	}
+	conn_update(c);
+}
+
+core_conn_t *core_conn_create(core_ev_t *ev, int fd, core_conn_frame_f on_frame,
+                              core_conn_close_f on_close, void *arg)
+{
+	core_conn_t *c = calloc(1, sizeof *c);
+
+	if (!c)
+		return NULL;
+	*c = (core_conn_t){
+	    .ev = ev, .fd = fd, .on_frame = on_frame, .on_close = on_close, .arg = arg};
+	if (core_fd_nonblock(fd, 1) < 0 || core_ev_fd(ev, fd, CORE_EV_READ, on_io, c) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void core_conn_destroy(core_conn_t *c)
+{
+	int saved = errno;
+
+	if (!c)
+		return;
+	if (c->fd >= 0) {
+		core_ev_fd_del(c->ev, c->fd);
+		close(c->fd);
+		c->fd = -1;
+	}
+	free(c->in);
+	free(c->out);
+	c->in = c->out = NULL;
+	c->dead = 1;
+	if (!c->in_cb)
+		free(c);
+	errno = saved;
+}
+
+static void put32(char *p, uint32_t v)
+{
+	p[0] = (char)(v & 0xff);
+	p[1] = (char)(v >> 8 & 0xff);
+	p[2] = (char)(v >> 16 & 0xff);
+	p[3] = (char)(v >> 24 & 0xff);
+}
+
+int core_conn_send(core_conn_t *c, unsigned type, const void *a, size_t alen, const void *b,
+                   size_t blen)
+{
+	size_t len = alen + blen;
+
+	if (c->failed || c->fd < 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	if (len > CORE_FRAME_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (c->outoff > 0 && c->outoff == c->outlen)
+		c->outoff = c->outlen = 0;
+	if (c->outcap - c->outlen < CORE_FRAME_HDR + len) {
+		if (c->outoff > 0) {
+			memmove(c->out, c->out + c->outoff, c->outlen - c->outoff);
+			c->outlen -= c->outoff;
+			c->outoff = 0;
+		}
+		size_t cap = c->outcap ? c->outcap : 65536;
+		while (cap - c->outlen < CORE_FRAME_HDR + len)
+			cap *= 2;
+		if (cap != c->outcap) {
+			char *p = realloc(c->out, cap);
+			if (!p)
+				return -1;
+			c->out = p;
+			c->outcap = cap;
+		}
+	}
+	char *h = c->out + c->outlen;
+	put32(h, (uint32_t)len);
+	h[4] = (char)(type & 0xff);
+	h[5] = (char)(type >> 8 & 0xff);
+	h[6] = h[7] = 0;
+	if (alen)
+		memcpy(h + CORE_FRAME_HDR, a, alen);
+	if (blen)
+		memcpy(h + CORE_FRAME_HDR + alen, b, blen);
+	c->outlen += CORE_FRAME_HDR + len;
+	if (c->outlen - c->outoff >= HIGH_WATER)
+		c->was_high = 1;
+	if (!c->in_cb)
+		conn_write(c); /* write at once: most frames go out without a trip through epoll */
+	if (!c->dead)
+		conn_update(c);
+	return 0;
+}
+
+size_t core_conn_queued(const core_conn_t *c)
+{
+	return c->outlen - c->outoff;
+}
+
+int core_conn_congested(const core_conn_t *c)
+{
+	return c->outlen - c->outoff >= HIGH_WATER;
+}
+
+void core_conn_on_drain(core_conn_t *c, core_conn_drain_f cb)
+{
+	c->on_drain = cb;
+}
+
+void core_conn_pause(core_conn_t *c, int paused)
+{
+	if (c->paused == paused)
+		return;
+	c->paused = paused;
+	conn_update(c);
+	if (!paused && !c->in_cb) {
+		c->in_cb = 1;
+		conn_dispatch(c); /* frames that arrived while paused */
+		c->in_cb = 0;
+		if (c->dead)
+			free(c);
+	}
+}
+
+int core_conn_flush(core_conn_t *c, int timeout_ms)
+{
+	int64_t end = core_now_ms() + timeout_ms;
+
+	while (c->outoff < c->outlen && !c->failed && c->fd >= 0) {
+		int64_t left = end - core_now_ms();
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return -1;
+		conn_write(c);
+	}
+	return c->failed ? -1 : 0;
+}
+
+int core_conn_fd(const core_conn_t *c)
+{
+	return c->fd;
+}

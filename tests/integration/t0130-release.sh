@@ -1,0 +1,18 @@
+#!/bin/bash
+# t0130: the release tarball unpacks into a working product with its licences.
+# timeout: 120
+. "$(dirname "$0")/../lib/common.sh"
+[ "$LAMKIT_VARIANT" = musl ] || skip_all "the release is built from the musl binary"
+tb=$("$LAMKIT_TOP/packaging/release" "$T/rel" 2>&1 | tail -n 1); ok $? "packaging/release runs"
+like "$tb" "lamkit-[0-9.]+-x86_64-linux\.tar\.gz$" "tarball is named lamkit-<version>-x86_64-linux.tar.gz"
+mkdir "$T/u" && tar -C "$T/u" -xzf "$tb"; ok $? "tarball unpacks"
+d=$(echo "$T"/u/lamkit-*)
+out=$(env -i "$d/bin/lamboot" --help); ok $? "bin/lamboot --help runs"
+like "$out" "lamkit boot" "and is the boot command"
+for l in lamgrow recon wipe lamhalt lamnodes mpiexec mpirun mpicc; do
+	[ "$(readlink "$d/bin/$l")" = lamkit ]; ok $? "bin/$l links to lamkit"
+done
+ok "$([ -s "$d/share/licenses/LICENSE.lua" ] && grep -q 'Lua.org, PUC-Rio' "$d/share/licenses/LICENSE.lua"; echo $?)" "Lua licence included"
+ok "$([ -s "$d/share/licenses/LICENSE.libsodium" ]; echo $?)" "libsodium licence included"
+file "$d/bin/lamkit" | grep -q 'stripped' && ! file "$d/bin/lamkit" | grep -q 'not stripped'; ok $? "binary is stripped"
+done_testing

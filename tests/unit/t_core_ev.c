@@ -1,0 +1,110 @@
+/* tests/unit/t_core_ev.c: event loop timers, fd watchers, signals and framed connections. */
+#include "conn.h"
+#include "core.h"
+#include "ev.h"
+#include "tap.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int order[8], norder;
+
+static void t_cb(core_ev_t *ev, void *arg)
+{
+	order[norder++] = (int)(long)arg;
+	if (norder == 3)
+		core_ev_stop(ev);
+}
+
+static int got_sig;
+static void s_cb(core_ev_t *ev, int signo, void *arg)
+{
+	got_sig = signo;
+	core_ev_stop(ev);
+}
+
+struct fr {
+	int n;
+	size_t bytes;
+	int closed, err;
+	unsigned last_type;
+};
+
+static void on_frame(core_conn_t *c, unsigned type, const char *d, size_t len, void *arg)
+{
+	struct fr *f = arg;
+	f->n++;
+	f->bytes += len;
+	f->last_type = type;
+}
+
+static void on_close(core_conn_t *c, int err, void *arg)
+{
+	struct fr *f = arg;
+	f->closed = 1;
+	f->err = err;
+}
+
+static void stop_cb(core_ev_t *ev, void *arg)
+{
+	core_ev_stop(ev);
+}
+
+int main(void)
+{
+	core_ev_t *ev = core_ev_create();
+	ok(ev != NULL, "loop created");
+
+	core_ev_timer(ev, 30, t_cb, (void *)3L);
+	core_ev_timer(ev, 10, t_cb, (void *)1L);
+	int64_t cancel = core_ev_timer(ev, 15, t_cb, (void *)9L);
+	core_ev_timer(ev, 20, t_cb, (void *)2L);
+	core_ev_timer_cancel(ev, cancel);
+	int64_t t0 = core_now_ms();
+	core_ev_run(ev);
+	ok(norder == 3 && order[0] == 1 && order[1] == 2 && order[2] == 3,
+	   "timers fire in order, cancelled one does not");
+	ok(core_now_ms() - t0 >= 29, "timers wait their time");
+
+	ok(core_ev_signal(ev, SIGUSR1, s_cb, NULL) == 0, "signal watcher");
+	kill(getpid(), SIGUSR1);
+	core_ev_run(ev);
+	is_int(got_sig, SIGUSR1, "signal delivered through the loop");
+
+	int sv[2];
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	struct fr a = {0}, b = {0};
+	core_conn_t *ca = core_conn_create(ev, sv[0], on_frame, on_close, &a);
+	core_conn_t *cb = core_conn_create(ev, sv[1], on_frame, on_close, &b);
+	static char big[3 << 20];
+	for (int i = 0; i < 10; i++)
+		core_conn_send(ca, 7, "abc", 3, "de", 2);
+	core_conn_send(ca, 9, big, sizeof big, NULL, 0);
+	ok(core_conn_congested(ca), "a 3 MiB frame congests the sender");
+	core_ev_timer(ev, 300, stop_cb, NULL);
+	core_ev_run(ev);
+	is_int(b.n, 11, "all frames arrive");
+	is_int((long long)b.bytes, 50 + (3 << 20), "all bytes arrive");
+	is_int(b.last_type, 9, "type survives");
+	ok(!core_conn_congested(ca), "queue drained");
+	core_conn_destroy(ca);
+	core_ev_timer(ev, 200, stop_cb, NULL);
+	core_ev_run(ev);
+	ok(b.closed && b.err == 0, "peer close seen as EOF");
+	core_conn_destroy(cb);
+
+	/* garbage: an announced frame over the limit closes the conn with an error */
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	struct fr g = {0};
+	core_conn_t *cg = core_conn_create(ev, sv[1], on_frame, on_close, &g);
+	(void)!write(sv[0], "\xff\xff\xff\xff\0\0\0\0", 8);
+	core_ev_timer(ev, 200, stop_cb, NULL);
+	core_ev_run(ev);
+	ok(g.closed && g.err != 0 && g.n == 0, "oversize frame header closes with error");
+	core_conn_destroy(cg);
+	close(sv[0]);
+
+	core_ev_destroy(ev);
+	return done_testing();
+}
