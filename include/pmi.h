@@ -1,0 +1,112 @@
+/* include/pmi.h: PMI Part 1 client API (libpmi), wire-compatible with MPICH's simple PMI. */
+#ifndef LAMKIT_PMI_H
+#define LAMKIT_PMI_H
+
+/* Not thread-safe: call from one thread at a time (MPI libraries do so). */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMI_SUCCESS                0
+#define PMI_FAIL                   -1
+#define PMI_ERR_INIT               1
+#define PMI_ERR_NOMEM              2
+#define PMI_ERR_INVALID_ARG        3
+#define PMI_ERR_INVALID_KEY        4
+#define PMI_ERR_INVALID_KEY_LENGTH 5
+#define PMI_ERR_INVALID_VAL        6
+#define PMI_ERR_INVALID_VAL_LENGTH 7
+#define PMI_ERR_INVALID_LENGTH     8
+#define PMI_ERR_INVALID_NUM_ARGS   9
+#define PMI_ERR_INVALID_ARGS       10
+#define PMI_ERR_INVALID_NUM_PARSED 11
+#define PMI_ERR_INVALID_KEYVALP    12
+#define PMI_ERR_INVALID_SIZE       13
+
+typedef int PMI_BOOL;
+#define PMI_TRUE  1
+#define PMI_FALSE 0
+
+typedef struct {
+	const char *key;
+	char *val;
+} PMI_keyval_t;
+
+/* Connect to the process manager: PMI_FD (wins), else PMI_PORT with PMI_ID (initack) or
+ * PMI_RANK/PMI_SIZE, else run as a singleton (rank 0 of 1, local KVS). *spawned is 1 when
+ * PMI_SPAWNED=1. Calling it again returns PMI_SUCCESS. */
+int PMI_Init(int *spawned);
+/* *initialized = PMI_TRUE between PMI_Init and PMI_Finalize. */
+int PMI_Initialized(PMI_BOOL *initialized);
+/* Tell the process manager we are done (finalize/finalize_ack) and close the connection. */
+int PMI_Finalize(void);
+/* Ask the process manager to end the whole job with exit_code. Does not return: after
+ * sending, it waits up to 30 s for the launcher to stop us, then _exit(exit_code). */
+int PMI_Abort(int exit_code, const char error_msg[]);
+
+/* Job size, my rank, universe size and appnum. */
+int PMI_Get_size(int *size);
+int PMI_Get_rank(int *rank);
+int PMI_Get_universe_size(int *size);
+int PMI_Get_appnum(int *appnum);
+
+/* Ranks on my node, ascending (from PMI_process_mapping, else MPI_LOCALNRANKS and
+ * MPI_LOCALRANKID assuming consecutive ranks, else just me). length must hold them all. */
+int PMI_Get_clique_size(int *size);
+int PMI_Get_clique_ranks(int ranks[], int length);
+
+/* The job's KVS name; length is the size of kvsname[] including the NUL. */
+int PMI_KVS_Get_my_name(char kvsname[], int length);
+/* Buffer sizes (including the NUL) for names, keys and values. The value size leaves room
+ * on a 1024-byte request line for kvsname, key and some escaping. */
+int PMI_KVS_Get_name_length_max(int *length);
+int PMI_KVS_Get_key_length_max(int *length);
+int PMI_KVS_Get_value_length_max(int *length);
+
+/* Store key=value in the job KVS. Values may hold any bytes but NUL: spaces, '%' and control
+ * bytes travel as %XX and come back unescaped; other values go on the wire unchanged. */
+int PMI_KVS_Put(const char kvsname[], const char key[], const char value[]);
+/* Read a value (PMI_FAIL when the key is missing); length is the size of value[]. */
+int PMI_KVS_Get(const char kvsname[], const char key[], char value[], int length);
+/* Puts are sent at once, so this only checks its argument. */
+int PMI_KVS_Commit(const char kvsname[]);
+/* Wait until every rank called it; also makes all earlier puts visible to every rank. */
+int PMI_Barrier(void);
+
+/* Name service: publish/unpublish/lookup service -> port. port[] of lookup must hold 256. */
+int PMI_Publish_name(const char service_name[], const char port[]);
+int PMI_Unpublish_name(const char service_name[]);
+int PMI_Lookup_name(const char service_name[], char port[]);
+
+/* Start count new programs (one mcmd=spawn block each); errors[] gets one code per
+ * process requested. */
+int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], const int maxprocs[],
+                       const int info_keyval_sizesp[], const PMI_keyval_t *info_keyval_vectors[],
+                       int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[],
+                       int errors[]);
+
+/* Old API kept for ABI: the id is the KVS name. */
+int PMI_Get_id_length_max(int *length);
+int PMI_Get_id(char id_str[], int length);
+int PMI_Get_kvs_domain_id(char id_str[], int length);
+
+/* Extra KVS spaces are not served (one KVS per job): both return PMI_FAIL. */
+int PMI_KVS_Create(char kvsname[], int length);
+int PMI_KVS_Destroy(const char kvsname[]);
+/* Walk the job KVS in insertion order; an empty key[] means the end was reached. */
+int PMI_KVS_Iter_first(const char kvsname[], char key[], int key_len, char val[], int val_len);
+int PMI_KVS_Iter_next(const char kvsname[], char key[], int key_len, char val[], int val_len);
+
+/* Command-line option parsing is not provided: these report no options (PMI_FAIL). */
+int PMI_Parse_option(int num_args, char *args[], int *num_parsed, PMI_keyval_t **keyvalp,
+                     int *size);
+int PMI_Args_to_keyval(int *argcp, char *((*argvp)[]), PMI_keyval_t **keyvalp, int *size);
+/* Free size keyvals whose key and val were malloc'd (and the array itself). */
+int PMI_Free_keyvals(PMI_keyval_t keyvalp[], int size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,101 @@
+/* lib/pmi/pmi_server.h: PMI-1 wire protocol engine; fed lines, calls ops, does no I/O. */
+#ifndef LAMKIT_PMI_SERVER_H
+#define LAMKIT_PMI_SERVER_H
+
+#include <stddef.h>
+
+/* Limits we announce in cmd=maxes (Hydra's figures; MPICH clamps values to 674). */
+#define PMI_KVSNAME_MAX 256
+#define PMI_KEYLEN_MAX  64
+#define PMI_VALLEN_MAX  1024
+#define PMI_LINE_MAX    1024 /* a request line longer than this closes the connection */
+
+typedef struct pmi_server pmi_server_t; /* one job's PMI state on one agent */
+typedef struct pmi_conn pmi_conn_t;     /* one client connection (normally one rank) */
+
+/* Callbacks run inside pmi_conn_feed / pmi_server_fence_done. They may pmi_conn_destroy()
+ * the conn they were given (freeing is deferred until pmi_conn_feed returns), but must not
+ * destroy other conns or the server. */
+struct pmi_server_ops {
+	/* Send one reply (a complete line ending in '\n') to conn's client. Required. */
+	void (*send)(void *arg, pmi_conn_t *c, const char *line, size_t len);
+	/* Every local rank has entered the barrier. `delta` holds this agent's puts since the
+	 * last fence, encoded as by pmi_kvs_encode(). The owner must answer with
+	 * pmi_server_fence_done() (at once on a one-agent job, or when the tree fence ends);
+	 * calling it from inside this callback is allowed. `delta` is valid only during the
+	 * call. Required. */
+	void (*fence)(void *arg, const char *delta, size_t len);
+	/* conn's client sent cmd=abort: reply nothing, end the job with `code`. Required. */
+	void (*abort)(void *arg, pmi_conn_t *c, int code, const char *msg);
+	/* conn's client finalized (finalize_ack already sent). Optional. */
+	void (*finalize)(void *arg, pmi_conn_t *c);
+	/* conn broke the protocol (oversize line, garbage, PMI-2 init, ...): the owner must close
+	 * it and may end the job. `msg` is one line naming what was wrong. Required. */
+	void (*error)(void *arg, pmi_conn_t *c, const char *msg);
+	/* mcmd=spawn block: argv-style request. Optional; NULL replies spawn_result rc=-1.
+	 * argv holds the argc arguments without the executable (NULL-terminated); preput_kv
+	 * holds 2 * npreput strings: key0, value0, key1, value1, ... Return 0 on success.
+	 * A request of several blocks (totspawns > 1) calls this once per block and gets one
+	 * spawn_result after the last. */
+	int (*spawn)(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int argc,
+	             char *const argv[], int npreput, char *const preput_kv[]);
+};
+
+struct pmi_server_cfg {
+	const char *kvsname; /* e.g. "lamkit-<jobid>" */
+	int size;            /* ranks in the job */
+	int universe_size;   /* what get_universe_size answers */
+	int nlocal;          /* ranks this agent serves: barrier completes when all entered */
+	const int *appnum;   /* appnum per global rank (size entries), NULL = all 0 */
+};
+
+/* Create the engine for one job. Returns NULL with errno set on failure. */
+pmi_server_t *pmi_server_create(const struct pmi_server_cfg *cfg, const struct pmi_server_ops *ops,
+                                void *arg);
+/* Free the engine and every conn still open. Accepts NULL. */
+void pmi_server_destroy(pmi_server_t *s);
+
+/* Store a key before any rank starts (e.g. PMI_process_mapping). 0, or -1 with errno
+ * (EINVAL: empty key, key over PMI_KEYLEN_MAX or with a space, value over PMI_VALLEN_MAX). */
+int pmi_server_preput(pmi_server_t *s, const char *key, const char *val);
+
+/* The tree fence ended: merge `entries` (pmi_kvs_encode format; may be NULL/0) into the
+ * KVS and send barrier_out to every conn waiting. 0, or -1 (EINVAL on a malformed buffer). */
+int pmi_server_fence_done(pmi_server_t *s, const char *entries, size_t len);
+
+/* A new connection for `rank` (known from PMI_FD), or rank -1 for a PMI_PORT connection
+ * that must identify itself with cmd=initack pmiid=R. (A PMI_PORT+PMI_RANK client sends
+ * init without initack; its conn stays rank -1 and get_appnum answers 0.) NULL with errno
+ * EINVAL (rank out of range) or ENOMEM. */
+pmi_conn_t *pmi_conn_create(pmi_server_t *s, int rank);
+/* Forget a connection (after EOF or error). Accepts NULL. */
+void pmi_conn_destroy(pmi_conn_t *c);
+/* For a singleton upgrade (mpiexec -pmi_args): queue cmd=singinit as the first message. */
+void pmi_conn_start_singinit(pmi_conn_t *c);
+
+/* Feed bytes read from conn's socket; complete lines are handled, partial ones buffered.
+ * Returns 0, or -1 after ops->error was called (the caller closes the conn). After
+ * cmd=abort it returns 0 and ignores further input; on a conn that already failed, -1 with
+ * errno EPROTO. */
+int pmi_conn_feed(pmi_conn_t *c, const char *buf, size_t len);
+
+/* conn's rank (-1 before initack), and whether it sent init / finalize. */
+int pmi_conn_rank(const pmi_conn_t *c);
+int pmi_conn_initialized(const pmi_conn_t *c);
+int pmi_conn_finalized(const pmi_conn_t *c);
+/* Caller data hung on the conn. */
+void pmi_conn_set_data(pmi_conn_t *c, void *data);
+void *pmi_conn_data(const pmi_conn_t *c);
+
+/* KVS batches for the tree fence: "<keylen> <vallen> key value\n"... binary-safe records
+ * (decimal lengths; key non-empty; key and value may hold any byte but NUL; see
+ * doc/PROTOCOL-pmi.md).
+ * pmi_kvs_encode appends one record to a growing buffer (*buf, *len, *cap; realloc'd).
+ * 0, or -1 with errno. */
+int pmi_kvs_encode(char **buf, size_t *len, size_t *cap, const char *key, const char *val);
+/* Merge several encoded batches into one (duplicates: the later wins). Merges batch `in`
+ * into *buf, rewriting it with one record per key in first-seen order. 0, or -1 with errno
+ * EINVAL (malformed input; *buf unchanged) or ENOMEM. */
+int pmi_kvs_merge(char **buf, size_t *len, size_t *cap, const char *in, size_t inlen);
+
+#endif
