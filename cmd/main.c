@@ -15,7 +15,7 @@ const struct cmd cmd_table[] = {
 	{"halt", "lamhalt", "shut the universe down gracefully", NULL, NULL, 0},
 	{"nodes", "lamnodes", "list the universe's nodes, their state, slots and addresses", NULL, NULL, 0},
 	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
-	 NULL, NULL, 0},
+	 NULL, cmd_mpiexec, 0},
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, NULL, 0},
 	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)", NULL, NULL, 1},
 	{"version", NULL, "print versions of lamkit, Lua and libsodium", NULL, cmd_version, 0},

@@ -1,0 +1,415 @@
+/* cmd/mpiexec.c: `lamkit mpiexec`: Hydra-compatible options, MPMD app contexts, the job spec;
+ * with no universe booted the job runs on a transient local agent (the embedded default). */
+#include "cmd.h"
+#include "core.h"
+#include "jobctl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char usage[] =
+    "lamkit mpiexec [GLOBAL OPTIONS] [LOCAL OPTIONS] PROGRAM [ARGS] [: [LOCAL OPTIONS] PROGRAM "
+    "[ARGS]]...\n"
+    "\n"
+    "Runs a parallel job. With no universe booted it runs on this host (the embedded local\n"
+    "default: one slot per CPU; more ranks than slots are allowed and marked oversubscribed).\n"
+    "\n"
+    "Local options (per program, before it):\n"
+    "  -n, -np N            number of ranks (default: the number of slots, for one program)\n"
+    "  -env NAME VALUE      set NAME for this program's ranks\n"
+    "  -envall / -envnone / -envlist A,B   which of our variables this program gets\n"
+    "  -wdir DIR            working directory of this program's ranks\n"
+    "Global options:\n"
+    "  -genv NAME VALUE     set NAME for every rank\n"
+    "  -genvall             pass our whole environment (the default)\n"
+    "  -genvnone            pass none of it (only -genv/-env variables)\n"
+    "  -genvlist A,B        pass only these of our variables\n"
+    "  -ppn N               ranks per node\n"
+    "  -l, --tag-output     prefix every output line with \"[rank] \"\n"
+    "  --timeout SEC        kill the job after SEC seconds, exit status 124 (also "
+    "MPIEXEC_TIMEOUT)\n"
+    "  --kill-grace MS      after forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the ranks after MS\n"
+    "                       milliseconds (default 3000; LAMKIT_KILL_GRACE)\n"
+    "  --mpi KIND           auto (default), mpich, openmpi or none: what environment ranks get\n"
+    "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
+    "  -v, --verbose        report each rank's pid\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0, or the first failure's: a rank's exit status, 128+N for a rank killed by\n"
+    "signal N, the code given to MPI_Abort, 124 for --timeout, 127/126 for a program that\n"
+    "cannot be started, 128+N when mpiexec itself got signal N.\n";
+
+struct app_opts {
+	struct boot_app app;
+	int env_mode; /* 0 = inherit global, 1 = all, 2 = none, 3 = list */
+	char *envlist;
+	int n_given;
+};
+
+struct opts {
+	struct app_opts *apps;
+	int napps;
+	char **genv;
+	int ngenv;
+	int genv_mode; /* 1 = all, 2 = none, 3 = list */
+	char *genvlist;
+	int ppn, tag, timeout, grace, verbose, pmi_port, mpi_kind;
+	char *wdir;
+	int singinit_port;
+	pid_t singinit_pid;
+};
+
+static int add_str(char ***v, int *n, const char *s)
+{
+	char **nv = realloc(*v, (size_t)(*n + 2) * sizeof *nv);
+
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[(*n)++] = strdup(s);
+	nv[*n] = NULL;
+	return nv[*n - 1] ? 0 : -1;
+}
+
+static int add_kv(char ***v, int *n, const char *k, const char *val)
+{
+	char buf[8192];
+
+	if (snprintf(buf, sizeof buf, "%s=%s", k, val) >= (int)sizeof buf)
+		return -1;
+	return add_str(v, n, buf);
+}
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Normalise "--opt=value" and "--opt"/"-opt": returns the bare name; *inl gets the value. */
+static const char *opt_name(char *arg, char **inl)
+{
+	*inl = NULL;
+	while (*arg == '-')
+		arg++;
+	char *eq = strchr(arg, '=');
+	if (eq) {
+		*eq = '\0';
+		*inl = eq + 1;
+	}
+	return arg;
+}
+
+static int is(const char *a, const char *b)
+{
+	return !strcmp(a, b);
+}
+
+static struct app_opts *new_app(struct opts *o)
+{
+	struct app_opts *a = realloc(o->apps, (size_t)(o->napps + 1) * sizeof *a);
+
+	if (!a)
+		return NULL;
+	o->apps = a;
+	a = &o->apps[o->napps++];
+	memset(a, 0, sizeof *a);
+	return a;
+}
+
+#define NEED(k)                                                                                    \
+	do {                                                                                       \
+		if (!inl && i + (k) >= argc)                                                       \
+			return cmd_usage_error("mpiexec", "option '%s' needs %s", argv[i],         \
+			                       (k) == 2 ? "a name and a value" : "a value");       \
+	} while (0)
+#define VAL() (inl ? inl : argv[++i])
+
+/* Parse one app context starting at argv[*ip]; stops after its program's arguments (before
+ * ":" or the end). Global options may appear in any context. 0, or an exit status. */
+static int parse_context(struct opts *o, int argc, char **argv, int *ip)
+{
+	struct app_opts *a = new_app(o);
+	int i = *ip;
+
+	if (!a)
+		return CORE_EXIT_SYSTEM;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		char *copy = strdup(argv[i]), *inl;
+		if (!copy)
+			return CORE_EXIT_SYSTEM;
+		const char *n = opt_name(copy, &inl);
+		int rc = 0;
+		if (is(n, "n") || is(n, "np")) {
+			NEED(1);
+			if (parse_int(VAL(), 1, 1 << 20, &a->app.nprocs) < 0)
+				rc = cmd_usage_error(
+				    "mpiexec", "-n needs a positive number, got '%s'", argv[i]);
+			a->n_given = 1;
+		} else if (is(n, "env") || is(n, "genv")) {
+			NEED(2);
+			const char *k = argv[++i], *v = argv[++i];
+			if (!*k || strchr(k, '='))
+				rc = cmd_usage_error("mpiexec", "bad variable name '%s'", k);
+			else if (n[0] == 'g' ? add_kv(&o->genv, &o->ngenv, k, v)
+			                     : add_kv(&a->app.env, &a->app.nenv, k, v))
+				rc = CORE_EXIT_SYSTEM;
+		} else if (is(n, "genvall") || is(n, "envall")) {
+			*(n[0] == 'g' ? &o->genv_mode : &a->env_mode) = 1;
+		} else if (is(n, "genvnone") || is(n, "envnone")) {
+			*(n[0] == 'g' ? &o->genv_mode : &a->env_mode) = 2;
+		} else if (is(n, "genvlist") || is(n, "envlist")) {
+			NEED(1);
+			*(n[0] == 'g' ? &o->genv_mode : &a->env_mode) = 3;
+			*(n[0] == 'g' ? &o->genvlist : &a->envlist) = VAL();
+		} else if (is(n, "wdir") || is(n, "dir")) {
+			NEED(1);
+			a->app.wdir = VAL();
+		} else if (is(n, "gwdir")) {
+			NEED(1);
+			o->wdir = VAL();
+		} else if (is(n, "ppn")) {
+			NEED(1);
+			if (parse_int(VAL(), 1, 1 << 20, &o->ppn) < 0)
+				rc = cmd_usage_error("mpiexec", "-ppn needs a positive number");
+		} else if (is(n, "l") || is(n, "tag-output") || is(n, "prepend-rank")) {
+			o->tag = 1;
+		} else if (is(n, "timeout")) {
+			NEED(1);
+			if (parse_int(VAL(), 1, INT_MAX / 1000, &o->timeout) < 0)
+				rc = cmd_usage_error("mpiexec", "--timeout needs seconds > 0");
+		} else if (is(n, "kill-grace")) {
+			NEED(1);
+			if (parse_int(VAL(), 0, 3600000, &o->grace) < 0)
+				rc = cmd_usage_error("mpiexec", "--kill-grace needs milliseconds");
+		} else if (is(n, "mpi")) {
+			NEED(1);
+			const char *k = VAL();
+			o->mpi_kind = is(k, "auto")      ? BOOT_MPI_AUTO
+			              : is(k, "mpich")   ? BOOT_MPI_MPICH
+			              : is(k, "openmpi") ? BOOT_MPI_OPENMPI
+			              : is(k, "none")    ? BOOT_MPI_NONE
+			                                 : -1;
+			if (o->mpi_kind < 0)
+				rc = cmd_usage_error("mpiexec",
+				                     "--mpi: auto, mpich, openmpi or none, "
+				                     "not '%s'",
+				                     k);
+		} else if (is(n, "pmi-port")) {
+			o->pmi_port = 1;
+		} else if (is(n, "v") || is(n, "verbose")) {
+			o->verbose = 1;
+		} else if (is(n, "h") || is(n, "help")) {
+			free(copy);
+			printf("usage: %s", usage);
+			return -1;
+		} else if (is(n, "pmi_args")) {
+			/* an MPICH singleton asks for a process manager: port iface key pid */
+			if (i + 4 >= argc)
+				rc = cmd_usage_error("mpiexec",
+				                     "-pmi_args needs PORT IFACE KEY PID");
+			else if (parse_int(argv[i + 1], 1, 65535, &o->singinit_port) < 0 ||
+			         parse_int(argv[i + 4], 1, INT_MAX, &o->singinit_pid) < 0)
+				rc = cmd_usage_error("mpiexec", "-pmi_args: bad port or pid");
+			i += 4;
+		} else {
+			rc = cmd_usage_error("mpiexec", "unknown option '%s'", argv[i]);
+		}
+		free(copy);
+		if (rc)
+			return rc;
+	}
+	if (o->singinit_port && i >= argc) {
+		*ip = i;
+		a->app.exe = "";
+		a->app.nprocs = 1;
+		return 0;
+	}
+	if (i >= argc || !strcmp(argv[i], ":"))
+		return cmd_usage_error("mpiexec", "no program to run%s",
+		                       o->napps > 1 ? " after ':'" : "");
+	a->app.exe = argv[i];
+	int start = i;
+	while (i < argc && strcmp(argv[i], ":"))
+		i++;
+	a->app.argc = i - start;
+	a->app.argv = argv + start;
+	*ip = i < argc ? i + 1 : i;
+	if (i < argc && *ip >= argc)
+		return cmd_usage_error("mpiexec", "nothing after ':'");
+	return 0;
+}
+#undef NEED
+#undef VAL
+
+/* Is NAME (of "NAME=value") in the comma list? */
+static int in_list(const char *list, const char *kv)
+{
+	size_t kl = strcspn(kv, "=");
+
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == kl && !strncmp(p, kv, n))
+			return 1;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+/* The base environment (mode 1 all, 2 none, 3 list) plus -genv; per-app modes become -env
+ * entries of that app. 0, or -1 on ENOMEM. */
+static int build_env(struct opts *o, struct boot_jobspec *js)
+{
+	int mode = o->genv_mode ? o->genv_mode : 1;
+
+	for (char **e = environ; *e; e++)
+		if ((mode == 1 || (mode == 3 && in_list(o->genvlist, *e))) &&
+		    add_str(&js->env, &js->nenv, *e) < 0)
+			return -1;
+	for (int i = 0; i < o->ngenv; i++)
+		if (add_str(&js->env, &js->nenv, o->genv[i]) < 0)
+			return -1;
+	for (int a = 0; a < o->napps; a++) {
+		struct app_opts *ap = &o->apps[a];
+		if (ap->env_mode == 0 || ap->env_mode == mode)
+			continue;
+		/* the app wants more of our environment than the job's base gives it */
+		char **extra = NULL;
+		int nextra = 0;
+		for (char **e = environ; *e; e++)
+			if ((ap->env_mode == 1 ||
+			     (ap->env_mode == 3 && in_list(ap->envlist, *e))) &&
+			    add_str(&extra, &nextra, *e) < 0)
+				return -1;
+		for (int i = 0; i < ap->app.nenv; i++)
+			if (add_str(&extra, &nextra, ap->app.env[i]) < 0)
+				return -1;
+		ap->app.env = extra;
+		ap->app.nenv = nextra;
+	}
+	if (!js->env)
+		js->env = calloc(1, sizeof *js->env);
+	return js->env ? 0 : -1;
+}
+
+static int build_job(struct opts *o, struct boot_jobspec *js, char *err, size_t errlen)
+{
+	static char kvs[64], mapping[64], cwd[4096];
+	int slots = core_cpu_count(), size = 0;
+
+	for (int a = 0; a < o->napps; a++) {
+		struct app_opts *ap = &o->apps[a];
+		if (!ap->n_given)
+			ap->app.nprocs = o->napps == 1 ? slots : 1;
+		ap->app.first_rank = size;
+		if (size > (1 << 20) - ap->app.nprocs)
+			return core_errprintf(err, errlen, "too many ranks");
+		size += ap->app.nprocs;
+	}
+	js->jobid = 1;
+	snprintf(kvs, sizeof kvs, "kvs_%d_%u", (int)getpid(), js->jobid);
+	js->kvsname = kvs;
+	js->size = size;
+	js->universe_size = size > slots ? size : slots;
+	js->tag_output = o->tag;
+	js->pmi_port = o->pmi_port;
+	js->mpi_kind = o->mpi_kind;
+	js->oversubscribed = size > slots;
+	if (!o->wdir && !getcwd(cwd, sizeof cwd))
+		return core_errprintf(err, errlen, "cannot read the current directory: %s",
+		                      strerror(errno));
+	js->wdir = o->wdir ? o->wdir : cwd;
+	if (build_env(o, js) < 0)
+		return core_errprintf(err, errlen, "out of memory");
+	js->napps = o->napps;
+	js->apps = calloc((size_t)o->napps, sizeof *js->apps);
+	js->ranks = calloc((size_t)size, sizeof *js->ranks);
+	if (!js->apps || !js->ranks)
+		return core_errprintf(err, errlen, "out of memory");
+	for (int a = 0; a < o->napps; a++)
+		js->apps[a] = o->apps[a].app;
+	/* one host: every rank here, in one block */
+	snprintf(mapping, sizeof mapping, "(vector,(0,1,%d))", size);
+	js->process_mapping = mapping;
+	for (int r = 0; r < size; r++)
+		js->ranks[r] = r;
+	js->nranks = size;
+	js->nagents = 1;
+	return 0;
+}
+
+/* MPICH's singleton listens on 127.0.0.1:port for its process manager; connect to it. */
+static int singinit_connect(int port, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+	                         .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		core_errprintf(err, errlen, "cannot reach the singleton's port 127.0.0.1:%d: %s",
+		               port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int cmd_mpiexec(int argc, char **argv)
+{
+	struct opts o = {.grace = 3000};
+	struct boot_jobspec js = {0};
+	char err[512];
+	const char *s;
+	int i = 1, rc;
+
+	if ((s = getenv("LAMKIT_KILL_GRACE")) && parse_int(s, 0, 3600000, &o.grace) < 0)
+		return cmd_usage_error("mpiexec",
+		                       "LAMKIT_KILL_GRACE must be milliseconds, not '%s'", s);
+	if ((s = getenv("MPIEXEC_TIMEOUT")) && *s &&
+	    parse_int(s, 1, INT_MAX / 1000, &o.timeout) < 0)
+		return cmd_usage_error("mpiexec", "MPIEXEC_TIMEOUT must be seconds > 0, not '%s'",
+		                       s);
+	if (argc < 2)
+		return cmd_usage_error("mpiexec", "no program to run");
+	while (i < argc) {
+		rc = parse_context(&o, argc, argv, &i);
+		if (rc)
+			return rc < 0 ? 0 : rc;
+	}
+	if (build_job(&o, &js, err, sizeof err) < 0) {
+		fprintf(stderr, "lamkit mpiexec: %s\n", err);
+		return CORE_EXIT_SYSTEM;
+	}
+	struct boot_run_opts ro = {.js = &js,
+	                           .timeout_s = o.timeout,
+	                           .kill_grace_ms = o.grace,
+	                           .verbose = o.verbose,
+	                           .singinit_fd = -1};
+	if (o.singinit_port) {
+		ro.singinit_fd = singinit_connect(o.singinit_port, err, sizeof err);
+		ro.singinit_pid = o.singinit_pid;
+		if (ro.singinit_fd < 0) {
+			fprintf(stderr, "lamkit mpiexec: %s\n", err);
+			return 1;
+		}
+	}
+	return boot_run_local(&ro);
+}

@@ -1,0 +1,475 @@
+/* lib/boot/job.c: one job on one agent: spawn the local ranks, forward their stdio, track
+ * their exits, kill them. PMI glue is in job_pmi.c. */
+#include "agent.h"
+#include "core.h"
+#include "job_internal.h"
+#include "session.h"
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define IO_CHUNK  65536
+#define DRAIN_MS  2000 /* after the last rank exits, how long leftover writers may hold pipes */
+#define STDIN_MAX (1u << 20)
+
+void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
+                   size_t elen)
+{
+	if (j->ag->ctl)
+		core_conn_send(j->ag->ctl, type, w->p, w->len, extra, elen);
+}
+
+static void send_u32s(boot_job_t *j, unsigned type, int n, const uint32_t *v)
+{
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	for (int i = 0; i < n; i++)
+		core_w_u32(&w, v[i]);
+	boot_job_send(j, type, &w, NULL, 0);
+	core_w_free(&w);
+}
+
+static void check_done(boot_job_t *j)
+{
+	if (j->done_sent || j->nalive > 0 || j->nstreams > 0)
+		return;
+	j->done_sent = 1;
+	if (j->drain_timer > 0)
+		core_ev_timer_cancel(j->ag->ev, j->drain_timer);
+	j->drain_timer = 0;
+	send_u32s(j, BOOT_MSG_JOB_DONE, 0, NULL);
+}
+
+/* {==== output forwarding */
+
+static void close_stream(boot_job_t *j, struct boot_rank *r, int stream)
+{
+	int *fd = stream == 1 ? &r->out_fd : &r->err_fd;
+
+	if (*fd < 0)
+		return;
+	core_ev_fd_del(j->ag->ev, *fd);
+	close(*fd);
+	*fd = -1;
+	j->nstreams--;
+	uint32_t v[2] = {(uint32_t)r->rank, (uint32_t)stream};
+	send_u32s(j, BOOT_MSG_IO, 2, v); /* no bytes: EOF */
+}
+
+static void pause_output(boot_job_t *j, int paused)
+{
+	j->out_paused = paused;
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		if (r->out_fd >= 0)
+			core_ev_fd_mod(j->ag->ev, r->out_fd, paused ? 0 : CORE_EV_READ);
+		if (r->err_fd >= 0)
+			core_ev_fd_mod(j->ag->ev, r->err_fd, paused ? 0 : CORE_EV_READ);
+	}
+}
+
+static void on_output(core_ev_t *ev, int fd, unsigned events, void *arg)
+{
+	struct boot_rank *r = arg;
+	boot_job_t *j = r->job;
+	int stream = fd == r->out_fd ? 1 : 2;
+	char buf[IO_CHUNK];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof buf)) < 0 && errno == EINTR)
+		;
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		close_stream(j, r, stream);
+		check_done(j);
+		return;
+	}
+	struct core_wbuf w = {0};
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)r->rank);
+	core_w_u32(&w, (uint32_t)stream);
+	boot_job_send(j, BOOT_MSG_IO, &w, buf, (size_t)n);
+	core_w_free(&w);
+	if (j->ag->ctl && core_conn_congested(j->ag->ctl) && !j->out_paused)
+		pause_output(j, 1); /* the controller is slow: let the ranks' pipes fill up */
+}
+
+void boot_job_resume_output(boot_job_t *j)
+{
+	if (j->out_paused)
+		pause_output(j, 0);
+}
+
+/* ====} */
+
+/* {==== stdin for rank 0: bounded queue, acknowledged to the controller as it drains */
+
+static void stdin_close(boot_job_t *j)
+{
+	if (j->stdin_fd < 0)
+		return;
+	core_ev_fd_del(j->ag->ev, j->stdin_fd);
+	close(j->stdin_fd);
+	j->stdin_fd = -1;
+	j->inlen = j->inoff = 0;
+}
+
+static void stdin_flush(boot_job_t *j)
+{
+	size_t wrote = 0;
+
+	while (j->stdin_fd >= 0 && j->inoff < j->inlen) {
+		ssize_t n = write(j->stdin_fd, j->inq + j->inoff, j->inlen - j->inoff);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) { /* EPIPE: rank 0 closed its stdin; the rest is dropped */
+			wrote += j->inlen - j->inoff;
+			stdin_close(j);
+			break;
+		}
+		j->inoff += (size_t)n;
+		wrote += (size_t)n;
+	}
+	if (j->inoff == j->inlen) {
+		j->inoff = j->inlen = 0;
+		if (j->stdin_eof)
+			stdin_close(j);
+	}
+	if (j->stdin_fd >= 0)
+		core_ev_fd_mod(j->ag->ev, j->stdin_fd, j->inlen ? CORE_EV_WRITE : 0);
+	if (wrote) {
+		uint32_t v = (uint32_t)wrote;
+		send_u32s(j, BOOT_MSG_STDIN_ACK, 1, &v);
+	}
+}
+
+static void on_stdin_writable(core_ev_t *ev, int fd, unsigned events, void *arg)
+{
+	stdin_flush(arg);
+}
+
+static void stdin_data(boot_job_t *j, struct core_rbuf *r)
+{
+	size_t n = r->len - r->off;
+	const char *p = core_r_bytes(r, n);
+
+	if (n == 0) {
+		j->stdin_eof = 1;
+	} else if (j->stdin_fd < 0) {
+		uint32_t v = (uint32_t)n; /* nobody reads: acknowledge so the controller moves on */
+		send_u32s(j, BOOT_MSG_STDIN_ACK, 1, &v);
+		return;
+	} else {
+		if (j->inoff > 0) { /* drop what was written already */
+			memmove(j->inq, j->inq + j->inoff, j->inlen - j->inoff);
+			j->inlen -= j->inoff;
+			j->inoff = 0;
+		}
+		if (j->inlen + n > j->incap) {
+			size_t cap = j->incap ? j->incap : 65536;
+			while (cap < j->inlen + n)
+				cap *= 2;
+			char *q = cap > 4 * STDIN_MAX ? NULL : realloc(j->inq, cap);
+			if (!q) {
+				core_log(CORE_LOG_ERROR,
+				         "agent: job %u: stdin queue overflow; the "
+				         "controller ignored flow control",
+				         j->js.jobid);
+				stdin_close(j);
+				return;
+			}
+			j->inq = q;
+			j->incap = cap;
+		}
+		memcpy(j->inq + j->inlen, p, n);
+		j->inlen += n;
+	}
+	stdin_flush(j);
+}
+
+/* ====} */
+
+void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
+{
+	switch (type) {
+	case BOOT_MSG_STDIN:
+		stdin_data(j, r);
+		break;
+	case BOOT_MSG_SIGNAL: {
+		int sig = (int)core_r_u32(r);
+		if (r->err || sig <= 0 || sig >= 65)
+			return;
+		for (int i = 0; i < j->nranks; i++)
+			if (j->r[i].pid > 0 && !j->r[i].exited)
+				kill(-j->r[i].pid, sig);
+		break;
+	}
+	case BOOT_MSG_KILL:
+		boot_job_kill(j);
+		break;
+	case BOOT_MSG_FENCE_DOWN:
+		boot_job_fence_down(j, r);
+		break;
+	default:
+		core_log(CORE_LOG_DEBUG, "agent: job %u: unexpected frame type %u", j->js.jobid,
+		         type);
+	}
+}
+
+void boot_job_kill(boot_job_t *j)
+{
+	j->killed = 1;
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		if (r->pid > 0 && !r->exited) {
+			kill(-r->pid, SIGKILL); /* the rank's whole process group */
+			kill(r->pid, SIGKILL);
+		}
+		if (r->adopted && !r->exited) {
+			r->exited = 1; /* a singleton is not ours to kill or reap */
+			j->nalive--;
+		}
+	}
+	stdin_close(j);
+	check_done(j);
+}
+
+static void drain_timeout(core_ev_t *ev, void *arg)
+{
+	boot_job_t *j = arg;
+
+	j->drain_timer = 0;
+	for (int i = 0; i < j->nranks; i++) {
+		if (j->r[i].out_fd >= 0 || j->r[i].err_fd >= 0)
+			core_log(CORE_LOG_WARN,
+			         "rank %d exited but a process it started still holds its output "
+			         "open; not waiting for it",
+			         j->r[i].rank);
+		close_stream(j, &j->r[i], 1);
+		close_stream(j, &j->r[i], 2);
+	}
+	check_done(j);
+}
+
+void boot_job_rank_gone(boot_job_t *j, struct boot_rank *r, int status)
+{
+	r->exited = 1;
+	r->status = status;
+	j->nalive--;
+	boot_job_pmi_rank_exit(j, r); /* read what it said last, then judge its PMI state */
+	uint32_t v[4] = {(uint32_t)r->rank, (uint32_t)r->pid, (uint32_t)status,
+	                 (uint32_t)r->pmi_state};
+	send_u32s(j, BOOT_MSG_RANK_EXIT, 4, v);
+	if (r->rank == 0 && !r->adopted)
+		stdin_close(j);
+	if (j->nalive == 0 && j->nstreams > 0 && !j->drain_timer)
+		j->drain_timer = core_ev_timer(j->ag->ev, DRAIN_MS, drain_timeout, j);
+	check_done(j);
+}
+
+int boot_job_reaped(boot_job_t *j, pid_t pid, int status)
+{
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		if (r->pid == pid && !r->exited && !r->adopted) {
+			boot_job_rank_gone(j, r, status);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int boot_job_finished(const boot_job_t *j)
+{
+	return j->nalive == 0 && j->nstreams == 0 && (j->done_sent || !j->ag->ctl);
+}
+
+uint32_t boot_job_id(const boot_job_t *j)
+{
+	return j->js.jobid;
+}
+
+void boot_job_destroy(boot_job_t *j)
+{
+	if (!j)
+		return;
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		if (r->out_fd >= 0) {
+			core_ev_fd_del(j->ag->ev, r->out_fd);
+			close(r->out_fd);
+		}
+		if (r->err_fd >= 0) {
+			core_ev_fd_del(j->ag->ev, r->err_fd);
+			close(r->err_fd);
+		}
+	}
+	stdin_close(j);
+	if (j->drain_timer > 0)
+		core_ev_timer_cancel(j->ag->ev, j->drain_timer);
+	boot_job_pmi_destroy(j);
+	if (j->dir[0] && core_rm_rf(j->dir) < 0)
+		core_log(CORE_LOG_WARN, "cannot remove %s: %s", j->dir, strerror(errno));
+	free(j->inq);
+	free(j->r);
+	boot_jobspec_free(&j->js);
+	free(j);
+}
+
+/* {==== starting */
+
+static void spawn_failed(boot_job_t *j, struct boot_rank *r, int err, const char *exe)
+{
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)r->rank);
+	core_w_u32(&w, (uint32_t)err);
+	core_w_str(&w, exe);
+	boot_job_send(j, BOOT_MSG_SPAWN_FAIL, &w, NULL, 0);
+	core_w_free(&w);
+}
+
+static int make_pipe(int p[2], int parent_end)
+{
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	core_fd_nonblock(p[parent_end], 1);
+	return 0;
+}
+
+static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
+{
+	const struct boot_app *app = boot_jobspec_app(&j->js, r->rank);
+	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
+	char path[4096];
+	const char *wdir = app->wdir ? app->wdir : j->js.wdir;
+	char **envp = boot_job_env(j, app, r, localid);
+	int rc = -1;
+
+	if (!envp)
+		return -1;
+	if (boot_spawn_resolve(app->exe, boot_env_get(envp, "PATH"), wdir, path, sizeof path) < 0) {
+		spawn_failed(j, r, errno, app->exe);
+		goto out;
+	}
+	if (make_pipe(out, 0) < 0 || make_pipe(errp, 0) < 0 ||
+	    (r->rank == 0 && make_pipe(in, 1) < 0))
+		goto out;
+	struct boot_spawn sp = {.path = path,
+	                        .argv = app->argv,
+	                        .envp = envp,
+	                        .wdir = wdir,
+	                        .fd_in = in[0],
+	                        .fd_out = out[1],
+	                        .fd_err = errp[1],
+	                        .extra_fd = r->pmi_child_fd,
+	                        .extra_fd_target = BOOT_PMI_FD_NUM,
+	                        .new_pgrp = 1,
+	                        .pdeathsig = SIGKILL};
+	r->pid = boot_spawn(&sp);
+	if (r->pid < 0) {
+		spawn_failed(j, r, errno, app->exe);
+		goto out;
+	}
+	boot_session_record_pid(j->dir, r->pid, r->rank);
+	r->out_fd = out[0];
+	r->err_fd = errp[0];
+	out[0] = errp[0] = -1;
+	core_ev_fd(j->ag->ev, r->out_fd, CORE_EV_READ, on_output, r);
+	core_ev_fd(j->ag->ev, r->err_fd, CORE_EV_READ, on_output, r);
+	j->nstreams += 2;
+	j->nalive++;
+	if (in[1] >= 0) {
+		j->stdin_fd = in[1];
+		in[1] = -1;
+		core_ev_fd(j->ag->ev, j->stdin_fd, 0, on_stdin_writable, j);
+	}
+	rc = 0;
+out:
+	for (int k = 0; k < 2; k++) {
+		if (out[k] >= 0)
+			close(out[k]);
+		if (errp[k] >= 0)
+			close(errp[k]);
+		if (in[k] >= 0)
+			close(in[k]);
+	}
+	if (r->pmi_child_fd >= 0) {
+		close(r->pmi_child_fd);
+		r->pmi_child_fd = -1;
+	}
+	boot_env_free(envp);
+	return rc;
+}
+
+boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js)
+{
+	boot_job_t *j = calloc(1, sizeof *j);
+	char err[512], name[64];
+
+	if (!j) {
+		boot_jobspec_free(js);
+		return NULL;
+	}
+	j->ag = ag;
+	j->js = *js;
+	memset(js, 0, sizeof *js);
+	j->stdin_fd = -1;
+	j->nranks = j->js.nranks;
+	j->r = calloc((size_t)j->nranks, sizeof *j->r);
+	snprintf(name, sizeof name, "job-%u", j->js.jobid);
+	if (!j->r ||
+	    boot_session_mkdir(ag->root, name, j->dir, sizeof j->dir, err, sizeof err) < 0 ||
+	    boot_job_pmi_init(j, err, sizeof err) < 0) {
+		core_log(CORE_LOG_ERROR, "agent: job %u: %s", j->js.jobid,
+		         j->r ? err : "out of memory");
+		struct boot_rank dummy = {.rank = j->js.nranks ? j->js.ranks[0] : 0};
+		spawn_failed(j, &dummy, errno ? errno : ENOMEM, err);
+		j->done_sent = 1;
+		send_u32s(j, BOOT_MSG_JOB_DONE, 0, NULL);
+		return j;
+	}
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		r->job = j;
+		r->rank = j->js.ranks[i];
+		r->out_fd = r->err_fd = r->pmi_fd = r->pmi_child_fd = -1;
+	}
+	int started = 0;
+	for (int i = 0; i < j->nranks && !j->killed; i++) {
+		struct boot_rank *r = &j->r[i];
+		if (boot_job_pmi_rank(j, r, err, sizeof err) < 0) {
+			spawn_failed(j, r, errno, err);
+			break;
+		}
+		if (!r->adopted && start_rank(j, r, i) < 0)
+			break; /* the controller ends the job when it sees SPAWN_FAIL */
+		started++;
+	}
+	struct core_wbuf w = {0};
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)started);
+	for (int i = 0; i < started; i++) {
+		core_w_u32(&w, (uint32_t)j->r[i].rank);
+		core_w_u32(&w, (uint32_t)j->r[i].pid);
+	}
+	boot_job_send(j, BOOT_MSG_STARTED, &w, NULL, 0);
+	core_w_free(&w);
+	check_done(j);
+	return j;
+}
+
+/* ====} */

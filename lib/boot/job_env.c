@@ -1,0 +1,148 @@
+/* lib/boot/job_env.c: the environment each rank starts with: the job's (after -genv*), the
+ * app's -env, then what PMI and the MPI library need. Open MPI programs get only their
+ * variables and MPICH programs only theirs. */
+#include "core.h"
+#include "elfinfo.h"
+#include "job_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct envb {
+	char **v;
+	int n, cap, err;
+};
+
+static int key_eq(const char *a, const char *b)
+{
+	size_t i = 0;
+
+	while (a[i] && a[i] == b[i] && a[i] != '=')
+		i++;
+	return (a[i] == '=' || !a[i]) && (b[i] == '=' || !b[i]);
+}
+
+static void env_put(struct envb *e, char *kv)
+{
+	if (!kv) {
+		e->err = 1;
+		return;
+	}
+	for (int i = 0; i < e->n; i++) {
+		if (key_eq(e->v[i], kv)) {
+			free(e->v[i]);
+			e->v[i] = kv;
+			return;
+		}
+	}
+	if (e->n + 1 >= e->cap) {
+		int cap = e->cap ? e->cap * 2 : 64;
+		char **v = realloc(e->v, (size_t)cap * sizeof *v);
+		if (!v) {
+			free(kv);
+			e->err = 1;
+			return;
+		}
+		e->v = v;
+		e->cap = cap;
+	}
+	e->v[e->n++] = kv;
+	e->v[e->n] = NULL;
+}
+
+static void env_set(struct envb *e, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void env_set(struct envb *e, const char *key, const char *fmt, ...)
+{
+	char val[4400], *kv = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(val, sizeof val, fmt, ap);
+	va_end(ap);
+	if (asprintf(&kv, "%s=%s", key, val) < 0)
+		kv = NULL;
+	env_put(e, kv);
+}
+
+/* Drop every variable whose name starts with prefix. */
+static void env_drop_prefix(struct envb *e, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (int i = 0; i < e->n;) {
+		if (!strncmp(e->v[i], prefix, n)) {
+			free(e->v[i]);
+			e->v[i] = e->v[--e->n];
+			e->v[e->n] = NULL;
+		} else {
+			i++;
+		}
+	}
+}
+
+const char *boot_env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, name, n) && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+void boot_env_free(char **envp)
+{
+	for (char **p = envp; p && *p; p++)
+		free(*p);
+	free(envp);
+}
+
+static void ompi_env(boot_job_t *j, struct envb *e)
+{
+	/* Open MPI's flux component loads our libpmi.so; PMIx variables would win over it */
+	env_drop_prefix(e, "PMIX_");
+	env_set(e, "FLUX_JOB_ID", "%u", j->js.jobid);
+	env_set(e, "FLUX_PMI_LIBRARY_PATH", "%s", j->pmi_lib);
+	env_set(e, "OMPI_MCA_pmix", "flux");
+	/* its shared-memory files and session directories go into the job's own directory */
+	env_set(e, "OMPI_MCA_btl_vader_backing_directory", "%s", j->dir);
+	env_set(e, "OMPI_MCA_orte_tmpdir_base", "%s", j->dir);
+	env_set(e, "OMPI_MCA_osc_rdma_backing_directory", "%s", j->dir);
+	env_set(e, "OMPI_MCA_osc_sm_backing_directory", "%s", j->dir);
+	env_set(e, "OMPI_MCA_shmem_mmap_backing_file_base_dir", "%s", j->dir);
+	if (j->js.oversubscribed)
+		env_set(e, "OMPI_MCA_mpi_yield_when_idle", "1");
+}
+
+char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,
+                    int localid)
+{
+	struct envb e = {0};
+
+	for (int i = 0; i < j->js.nenv; i++)
+		env_put(&e, strdup(j->js.env[i]));
+	for (int i = 0; i < app->nenv; i++)
+		env_put(&e, strdup(app->env[i]));
+	if (j->js.pmi_port) {
+		env_set(&e, "PMI_PORT", "%s", j->port_str);
+		env_set(&e, "PMI_ID", "%d", r->rank);
+	} else {
+		env_set(&e, "PMI_FD", "%d", BOOT_PMI_FD_NUM);
+	}
+	env_set(&e, "PMI_RANK", "%d", r->rank);
+	env_set(&e, "PMI_SIZE", "%d", j->js.size);
+	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
+	env_set(&e, "MPI_LOCALRANKID", "%d", localid);
+	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
+	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
+	if (j->ompi && j->pmi_lib[0])
+		ompi_env(j, &e);
+	if (e.err || !e.v) {
+		boot_env_free(e.v);
+		return NULL;
+	}
+	return e.v;
+}

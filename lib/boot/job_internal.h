@@ -1,0 +1,68 @@
+/* lib/boot/job_internal.h: the agent-side job structure shared by job.c and job_pmi.c. */
+#ifndef LAMKIT_BOOT_JOB_INTERNAL_H
+#define LAMKIT_BOOT_JOB_INTERNAL_H
+
+#include "agent.h"
+#include "pmi_server.h"
+
+#include <sys/types.h>
+
+#define BOOT_PMI_FD_NUM 3 /* the fd number PMI_FD names in every rank */
+
+struct boot_rank {
+	boot_job_t *job;
+	int rank;
+	pid_t pid;
+	int out_fd, err_fd;
+	int pmi_fd;       /* our end of the PMI socketpair (or accepted TCP conn) */
+	int pmi_child_fd; /* the rank's end until it is spawned */
+	pmi_conn_t *pmi;
+	int pmi_state; /* BOOT_PMI_* */
+	int adopted;   /* a singleton that started us (mpiexec -pmi_args): not our child */
+	int exited, status;
+};
+
+struct boot_job {
+	boot_agent_t *ag;
+	struct boot_jobspec js;
+	struct boot_rank *r;
+	int nranks;
+	int nalive, nstreams;
+	int killed, done_sent, out_paused;
+	int64_t drain_timer;
+	char dir[4200];
+	/* stdin for rank 0 */
+	int stdin_fd, stdin_eof;
+	char *inq;
+	size_t inlen, inoff, incap;
+	/* PMI */
+	pmi_server_t *pmi;
+	int listen_fd;     /* PMI_PORT mode */
+	char port_str[64]; /* "host:port" */
+	uint32_t fence_epoch;
+	int64_t fence_timer;
+	int ompi;           /* program built with Open MPI */
+	char pmi_lib[4300]; /* libpmi.so written for Open MPI programs */
+};
+
+void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
+                   size_t elen);
+void boot_job_rank_gone(boot_job_t *j, struct boot_rank *r, int status);
+
+/* job_pmi.c */
+int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen);
+/* Prepare the rank's PMI channel (socketpair) or adopt the singleton. 0 or -1 with err. */
+int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errlen);
+/* The rank exited: drain its PMI socket, settle r->pmi_state, close the channel. */
+void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r);
+void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r);
+void boot_job_pmi_destroy(boot_job_t *j);
+
+/* job_env.c: the environment of one rank; NULL-terminated, malloc'd. */
+char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,
+                    int localid);
+void boot_env_free(char **envp);
+/* Value of NAME in envp, or NULL. */
+const char *boot_env_get(char *const *envp, const char *name);
+
+#endif

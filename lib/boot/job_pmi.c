@@ -1,0 +1,324 @@
+/* lib/boot/job_pmi.c: the agent's side of PMI for one job: a socketpair (PMI_FD) or a TCP
+ * listener (PMI_PORT) per rank, the engine's ops, and the fence (local or up the tree). */
+#include "core.h"
+#include "job_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static struct boot_rank *conn_rank(pmi_conn_t *c)
+{
+	return c ? pmi_conn_data(c) : NULL;
+}
+
+static void op_send(void *arg, pmi_conn_t *c, const char *line, size_t len)
+{
+	struct boot_rank *r = conn_rank(c);
+	int fd = r ? r->pmi_fd : -1;
+
+	/* replies are small and clients wait for each one: a full socket means a client that
+	 * does not read; it gets nothing more */
+	if (fd >= 0 && send(fd, line, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
+		core_log(CORE_LOG_DEBUG, "PMI reply to rank %d lost: %s", r ? r->rank : -1,
+		         strerror(errno));
+}
+
+static void fence_local(core_ev_t *ev, void *arg)
+{
+	boot_job_t *j = arg;
+
+	j->fence_timer = 0;
+	pmi_server_fence_done(j->pmi, NULL, 0);
+}
+
+static void op_fence(void *arg, const char *delta, size_t len)
+{
+	boot_job_t *j = arg;
+
+	j->fence_epoch++;
+	if (j->js.nagents <= 1) {
+		/* every rank is ours: the KVS is complete; answer from the loop, not re-entrantly
+		 */
+		j->fence_timer = core_ev_timer(j->ag->ev, 0, fence_local, j);
+		return;
+	}
+	struct core_wbuf w = {0};
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, j->fence_epoch);
+	boot_job_send(j, BOOT_MSG_FENCE_UP, &w, delta, len);
+	core_w_free(&w);
+}
+
+void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r)
+{
+	uint32_t epoch = core_r_u32(r);
+	size_t n = r->len - r->off;
+	const char *p = core_r_bytes(r, n);
+
+	if (r->err || epoch != j->fence_epoch) {
+		core_log(CORE_LOG_ERROR, "agent: job %u: fence epoch %u, expected %u", j->js.jobid,
+		         epoch, j->fence_epoch);
+		return;
+	}
+	if (pmi_server_fence_done(j->pmi, p, n) < 0)
+		core_log(CORE_LOG_ERROR, "agent: job %u: malformed fence data", j->js.jobid);
+}
+
+static void op_abort(void *arg, pmi_conn_t *c, int code, const char *msg)
+{
+	boot_job_t *j = arg;
+	struct boot_rank *r = conn_rank(c);
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)(r ? r->rank : pmi_conn_rank(c)));
+	core_w_u32(&w, (uint32_t)code);
+	core_w_str(&w, msg ? msg : "");
+	boot_job_send(j, BOOT_MSG_ABORT, &w, NULL, 0);
+	core_w_free(&w);
+}
+
+static void op_finalize(void *arg, pmi_conn_t *c)
+{
+	struct boot_rank *r = conn_rank(c);
+
+	if (r)
+		r->pmi_state = BOOT_PMI_FINALIZED;
+}
+
+static void op_error(void *arg, pmi_conn_t *c, const char *msg)
+{
+	boot_job_t *j = arg;
+	struct boot_rank *r = conn_rank(c);
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)(r ? r->rank : pmi_conn_rank(c)));
+	core_w_str(&w, msg);
+	boot_job_send(j, BOOT_MSG_PMI_ERROR, &w, NULL, 0);
+	core_w_free(&w);
+}
+
+static const struct pmi_server_ops ops = {
+    .send = op_send,
+    .fence = op_fence,
+    .abort = op_abort,
+    .finalize = op_finalize,
+    .error = op_error,
+};
+
+static void close_pmi(boot_job_t *j, struct boot_rank *r)
+{
+	if (r->pmi) {
+		if (pmi_conn_finalized(r->pmi))
+			r->pmi_state = BOOT_PMI_FINALIZED;
+		else if (pmi_conn_initialized(r->pmi))
+			r->pmi_state = BOOT_PMI_INIT;
+		pmi_conn_destroy(r->pmi);
+		r->pmi = NULL;
+	}
+	if (r->pmi_fd >= 0) {
+		core_ev_fd_del(j->ag->ev, r->pmi_fd);
+		close(r->pmi_fd);
+		r->pmi_fd = -1;
+	}
+}
+
+/* Read and feed what is there: 0 = EOF or error (close), 1 = fed, 2 = nothing right now. */
+static int pmi_read(boot_job_t *j, struct boot_rank *r)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(r->pmi_fd, buf, sizeof buf)) < 0 && errno == EINTR)
+		;
+	if (n < 0 && errno == EAGAIN)
+		return 2;
+	if (n <= 0)
+		return 0;
+	if (pmi_conn_feed(r->pmi, buf, (size_t)n) < 0)
+		return 0;
+	return 1;
+}
+
+static void on_pmi(core_ev_t *ev, int fd, unsigned events, void *arg)
+{
+	struct boot_rank *r = arg;
+	boot_job_t *j = r->job;
+
+	if (pmi_read(j, r))
+		return;
+	close_pmi(j, r);
+	if (r->adopted && !r->exited) /* the singleton hung up: it is done */
+		boot_job_rank_gone(j, r, r->pmi_state == BOOT_PMI_FINALIZED ? 0 : 1 << 8);
+}
+
+void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r)
+{
+	/* the rank is dead: everything it wrote is in the socket; read it before judging */
+	while (r->pmi_fd >= 0 && r->pmi && pmi_read(j, r) == 1)
+		;
+	close_pmi(j, r);
+}
+
+int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errlen)
+{
+	int sv[2];
+
+	if (j->ag->opts->singinit_fd >= 0 && r->rank == 0 && !j->ag->njobs) {
+		r->adopted = 1;
+		r->pid = j->ag->opts->singinit_pid;
+		r->pmi_fd = j->ag->opts->singinit_fd;
+		r->pmi = pmi_conn_create(j->pmi, 0);
+		if (!r->pmi)
+			return core_errprintf(err, errlen, "out of memory");
+		pmi_conn_set_data(r->pmi, r);
+		core_fd_nonblock(r->pmi_fd, 1);
+		core_ev_fd(j->ag->ev, r->pmi_fd, CORE_EV_READ, on_pmi, r);
+		pmi_conn_start_singinit(r->pmi);
+		j->nalive++;
+		return 0;
+	}
+	if (j->js.pmi_port)
+		return 0; /* the rank connects to our listener and says who it is */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return core_errprintf(err, errlen, "socketpair: %s", strerror(errno));
+	r->pmi = pmi_conn_create(j->pmi, r->rank);
+	if (!r->pmi) {
+		close(sv[0]);
+		close(sv[1]);
+		return core_errprintf(err, errlen, "out of memory");
+	}
+	pmi_conn_set_data(r->pmi, r);
+	r->pmi_fd = sv[0];
+	r->pmi_child_fd = sv[1];
+	core_fd_nonblock(r->pmi_fd, 1);
+	core_ev_fd(j->ag->ev, r->pmi_fd, CORE_EV_READ, on_pmi, r);
+	return 0;
+}
+
+/* {==== PMI_PORT: connections arrive anonymous and name their rank with initack */
+
+struct anon {
+	struct boot_rank tmp; /* stands in for the rank until initack names it */
+	pmi_conn_t *c;
+};
+
+static void on_anon(core_ev_t *ev, int fd, unsigned events, void *arg)
+{
+	struct anon *a = arg;
+	boot_job_t *j = a->tmp.job;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof buf);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0 && pmi_conn_feed(a->c, buf, (size_t)n) == 0) {
+		int rank = pmi_conn_rank(a->c);
+		if (rank < 0)
+			return;
+		for (int i = 0; i < j->nranks; i++) {
+			struct boot_rank *r = &j->r[i];
+			if (r->rank == rank && !r->pmi && r->pmi_fd < 0) {
+				r->pmi = a->c;
+				r->pmi_fd = fd;
+				pmi_conn_set_data(a->c, r);
+				core_ev_fd(ev, fd, CORE_EV_READ, on_pmi, r);
+				free(a);
+				return;
+			}
+		}
+		core_log(CORE_LOG_WARN,
+		         "agent: job %u: PMI connection claims rank %d, which is not ours or "
+		         "already connected",
+		         j->js.jobid, rank);
+	}
+	core_ev_fd_del(ev, fd);
+	close(fd);
+	pmi_conn_destroy(a->c);
+	free(a);
+}
+
+static void on_accept(core_ev_t *ev, int lfd, unsigned events, void *arg)
+{
+	boot_job_t *j = arg;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	struct anon *a = calloc(1, sizeof *a);
+	if (a)
+		a->c = pmi_conn_create(j->pmi, -1);
+	if (!a || !a->c) {
+		free(a);
+		close(fd);
+		return;
+	}
+	a->tmp = (struct boot_rank){
+	    .job = j, .rank = -1, .pmi_fd = fd, .out_fd = -1, .err_fd = -1, .pmi_child_fd = -1};
+	pmi_conn_set_data(a->c, &a->tmp);
+	core_ev_fd(ev, fd, CORE_EV_READ, on_anon, a);
+}
+
+static int listen_port(boot_job_t *j, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sa;
+
+	j->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (j->listen_fd < 0 || bind(j->listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    listen(j->listen_fd, 1024) < 0 ||
+	    getsockname(j->listen_fd, (struct sockaddr *)&sa, &sl) < 0)
+		return core_errprintf(err, errlen, "PMI port: %s", strerror(errno));
+	snprintf(j->port_str, sizeof j->port_str, "127.0.0.1:%u", ntohs(sa.sin_port));
+	return core_ev_fd(j->ag->ev, j->listen_fd, CORE_EV_READ, on_accept, j);
+}
+
+/* ====} */
+
+int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
+{
+	int *appnum = calloc((size_t)j->js.size, sizeof *appnum);
+
+	j->listen_fd = -1;
+	if (!appnum)
+		return core_errprintf(err, errlen, "out of memory");
+	for (int a = 0; a < j->js.napps; a++)
+		for (int k = 0; k < j->js.apps[a].nprocs; k++)
+			appnum[j->js.apps[a].first_rank + k] = a;
+	struct pmi_server_cfg cfg = {.kvsname = j->js.kvsname,
+	                             .size = j->js.size,
+	                             .universe_size = j->js.universe_size,
+	                             .nlocal = j->nranks,
+	                             .appnum = appnum};
+	j->pmi = pmi_server_create(&cfg, &ops, j);
+	free(appnum);
+	if (!j->pmi)
+		return core_errprintf(err, errlen, "PMI server: %s", strerror(errno));
+	if (j->js.process_mapping && *j->js.process_mapping &&
+	    pmi_server_preput(j->pmi, "PMI_process_mapping", j->js.process_mapping) < 0)
+		return core_errprintf(err, errlen, "PMI server: %s", strerror(errno));
+	if (j->js.pmi_port && listen_port(j, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+void boot_job_pmi_destroy(boot_job_t *j)
+{
+	for (int i = 0; i < j->nranks; i++)
+		close_pmi(j, &j->r[i]);
+	if (j->listen_fd >= 0) {
+		core_ev_fd_del(j->ag->ev, j->listen_fd);
+		close(j->listen_fd);
+	}
+	if (j->fence_timer > 0)
+		core_ev_timer_cancel(j->ag->ev, j->fence_timer);
+	pmi_server_destroy(j->pmi);
+	j->pmi = NULL;
+}

@@ -1,0 +1,77 @@
+/* lib/boot/proto.h: the agent protocol (mpiexec <-> agent frames) and the job specification.
+ * Wire format and rules: doc/PROTOCOL-agent.md. */
+#ifndef LAMKIT_BOOT_PROTO_H
+#define LAMKIT_BOOT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+
+#define BOOT_PROTO_VERSION 1
+
+/* Frame types. A = agent, M = mpiexec (the job's controller). */
+enum boot_msg {
+	BOOT_MSG_HELLO = 1,      /* A->M: u32 version, str host, u32 pid, u32 cpus */
+	BOOT_MSG_JOB_START = 2,  /* M->A: a job spec (boot_jobspec_encode) */
+	BOOT_MSG_STARTED = 3,    /* A->M: u32 jobid, u32 n, n x (u32 rank, u32 pid) */
+	BOOT_MSG_SPAWN_FAIL = 4, /* A->M: u32 jobid, u32 rank, u32 errno, str exe */
+	BOOT_MSG_IO = 5,        /* A->M: u32 jobid, u32 rank, u32 stream (1,2), bytes; none = EOF */
+	BOOT_MSG_STDIN = 6,     /* M->A: u32 jobid, bytes for rank 0's stdin; none = EOF */
+	BOOT_MSG_STDIN_ACK = 7, /* A->M: u32 jobid, u32 bytes written to the rank's pipe */
+	BOOT_MSG_RANK_EXIT = 8, /* A->M: u32 jobid, u32 rank, u32 pid, u32 wait status, u32 pmi */
+	BOOT_MSG_ABORT = 9,     /* A->M: u32 jobid, u32 rank, u32 code, str message */
+	BOOT_MSG_PMI_ERROR = 10, /* A->M: u32 jobid, u32 rank, str message */
+	BOOT_MSG_SIGNAL = 11,    /* M->A: u32 jobid, u32 signo: send to every rank's group */
+	BOOT_MSG_KILL = 12,      /* M->A: u32 jobid: SIGKILL every rank's group now */
+	BOOT_MSG_JOB_DONE = 13,  /* A->M: u32 jobid: all ranks reaped, output drained */
+	BOOT_MSG_FENCE_UP = 14,  /* A->M: u32 jobid, u32 epoch, KVS delta (pmi_kvs_encode) */
+	BOOT_MSG_FENCE_DOWN = 15 /* M->A: u32 jobid, u32 epoch, merged KVS */
+};
+
+/* What RANK_EXIT says about the rank's PMI session. */
+enum { BOOT_PMI_NONE = 0, BOOT_PMI_INIT = 1, BOOT_PMI_FINALIZED = 2 };
+
+/* Which MPI the program was built with: decides the environment it gets. */
+enum boot_mpi_kind { BOOT_MPI_AUTO = 0, BOOT_MPI_MPICH, BOOT_MPI_OPENMPI, BOOT_MPI_NONE };
+
+struct boot_app {
+	char *exe;   /* as given; resolved in PATH on the node */
+	char **argv; /* argv[0] = exe, NULL-terminated */
+	int argc;
+	int nprocs;
+	int first_rank;
+	char *wdir; /* NULL = the job's */
+	char **env; /* -env additions "K=V", NULL-terminated */
+	int nenv;
+};
+
+struct boot_jobspec {
+	uint32_t jobid;
+	char *kvsname;
+	int size, universe_size;
+	int tag_output; /* -l: prefix lines with [rank] */
+	int pmi_port;   /* serve PMI over TCP (PMI_PORT + PMI_ID) instead of PMI_FD */
+	int mpi_kind;   /* enum boot_mpi_kind, forced by --mpi */
+	int oversubscribed;
+	char *wdir; /* the job's working directory */
+	char **env; /* the base environment "K=V" (after -genv*), NULL-terminated */
+	int nenv;
+	struct boot_app *apps;
+	int napps;
+	char *process_mapping; /* PMI_process_mapping value */
+	int *ranks;            /* ranks this agent runs */
+	int nranks;
+	int nagents; /* agents the job spans: 1 = the fence completes locally */
+	int *clique; /* unused on the wire; filled per agent */
+};
+
+/* Encode / decode a job spec. Decoding allocates; free with boot_jobspec_free.
+ * decode returns 0, or -1 (EINVAL) on a malformed payload. */
+void boot_jobspec_encode(struct core_wbuf *w, const struct boot_jobspec *js);
+int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len);
+void boot_jobspec_free(struct boot_jobspec *js);
+/* The app of a rank, or NULL. */
+const struct boot_app *boot_jobspec_app(const struct boot_jobspec *js, int rank);
+
+#endif

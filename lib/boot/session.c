@@ -1,0 +1,86 @@
+/* lib/boot/session.c: session directories and process records (for cleanup and wipe). */
+#include "session.h"
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int boot_session_root(char *buf, size_t len, char *err, size_t errlen)
+{
+	const char *base = getenv("LAMKIT_TMPDIR");
+	struct stat st;
+
+	if (!base || !*base)
+		base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	if (snprintf(buf, len, "%s/lamkit-%u", base, (unsigned)getuid()) >= (int)len)
+		return core_errprintf(err, errlen, "session directory path too long under %s",
+		                      base);
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return core_errprintf(err, errlen, "cannot create %s: %s", buf, strerror(errno));
+	if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return core_errprintf(err, errlen,
+		                      "%s is not a directory owned by uid %u; remove it or set "
+		                      "LAMKIT_TMPDIR",
+		                      buf, (unsigned)getuid());
+	return 0;
+}
+
+int boot_session_mkdir(const char *root, const char *name, char *dir, size_t len, char *err,
+                       size_t errlen)
+{
+	if (snprintf(dir, len, "%s/%s", root, name) >= (int)len)
+		return core_errprintf(err, errlen, "session path too long: %s/%s", root, name);
+	if (core_mkdir_p(dir, 0700) < 0)
+		return core_errprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+	return 0;
+}
+
+unsigned long long boot_proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long t = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the command name may contain spaces and parentheses */
+	if (!p)
+		return 0;
+	/* each space after ")" starts the next field: " S" is field 3; starttime is field 22 */
+	int field = 2;
+	for (p++; *p; p++) {
+		if (*p == ' ' && ++field == 22) {
+			t = strtoull(p + 1, NULL, 10);
+			break;
+		}
+	}
+	return t;
+}
+
+int boot_session_record_pid(const char *dir, pid_t pid, int rank)
+{
+	char path[4200], line[96];
+
+	snprintf(path, sizeof path, "%s/procs", dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	int n =
+	    snprintf(line, sizeof line, "%d %llu %d\n", (int)pid, boot_proc_starttime(pid), rank);
+	int rc = core_write_all(fd, line, (size_t)n);
+	close(fd);
+	return rc;
+}

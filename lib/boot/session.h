@@ -1,0 +1,20 @@
+/* lib/boot/session.h: node-local session directories and the records `wipe` relies on.
+ * Layout: $LAMKIT_TMPDIR or $TMPDIR or /tmp, then lamkit-<uid>/<agent>/job-<id>/, with a
+ * "procs" file per job ("pid starttime rank" lines) and a "files" file of registered paths. */
+#ifndef LAMKIT_BOOT_SESSION_H
+#define LAMKIT_BOOT_SESSION_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The per-user root (created 0700, ownership checked). 0, or -1 with err. */
+int boot_session_root(char *buf, size_t len, char *err, size_t errlen);
+/* Create dir = root/<name> (0700). 0, or -1 with err. */
+int boot_session_mkdir(const char *root, const char *name, char *dir, size_t len, char *err,
+                       size_t errlen);
+/* Append "pid starttime rank" to dir/procs. 0, or -1 with errno. */
+int boot_session_record_pid(const char *dir, pid_t pid, int rank);
+/* A process's start time in clock ticks since boot (from /proc/PID/stat), or 0. */
+unsigned long long boot_proc_starttime(pid_t pid);
+
+#endif

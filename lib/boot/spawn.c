@@ -1,0 +1,161 @@
+/* lib/boot/spawn.c: vfork + exec with an errno pipe (the musl posix_spawn pattern), plus the
+ * few child-side steps posix_spawn cannot do (parent-death signal). */
+#include "spawn.h"
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Child side: only system calls, no allocation, no stdio (we share memory with the parent). */
+static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
+{
+	sigset_t none;
+	int e;
+
+	if (sp->new_pgrp)
+		setpgid(0, 0);
+	if (sp->pdeathsig) {
+		prctl(PR_SET_PDEATHSIG, sp->pdeathsig);
+		if (getppid() != parent) /* the parent died before prctl took effect */
+			_exit(127);
+	}
+	/* ignored signals stay ignored across exec, blocked ones stay blocked: reset both */
+	static const int sigs[] = {SIGPIPE, SIGINT,  SIGQUIT, SIGHUP,  SIGTERM, SIGTSTP,
+	                           SIGTTIN, SIGTTOU, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM};
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (sp->extra_fd >= 0 && sp->extra_fd != sp->extra_fd_target &&
+	    dup2(sp->extra_fd, sp->extra_fd_target) < 0)
+		goto fail;
+	if (sp->extra_fd >= 0 && sp->extra_fd == sp->extra_fd_target)
+		fcntl(sp->extra_fd, F_SETFD, 0);
+	if (sp->fd_in >= 0 ? dup2(sp->fd_in, 0) < 0 : 0)
+		goto fail;
+	if (sp->fd_in < 0) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd < 0 || (fd != 0 && dup2(fd, 0) < 0))
+			goto fail;
+	}
+	if (sp->fd_out >= 0 && dup2(sp->fd_out, 1) < 0)
+		goto fail;
+	if (sp->fd_err >= 0 && dup2(sp->fd_err, 2) < 0)
+		goto fail;
+	if (sp->wdir && chdir(sp->wdir) < 0)
+		goto fail;
+	execve(sp->path, sp->argv, sp->envp);
+fail:
+	e = errno;
+	(void)!write(errfd, &e, sizeof e);
+	_exit(127);
+}
+
+pid_t boot_spawn(const struct boot_spawn *sp)
+{
+	int p[2], e = 0;
+	pid_t parent = getpid(), pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if (sp->extra_fd >= 0 && sp->extra_fd_target <= 2) {
+		errno = EINVAL;
+		return -1;
+	}
+#ifdef LAMKIT_SANITIZE
+	pid = fork(); /* ASan's vfork support is partial; the child path is the same */
+#else
+	pid = vfork();
+#endif
+	if (pid == 0) {
+		close(p[0]);
+		child(sp, p[1], parent);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		e = errno;
+		close(p[0]);
+		errno = e;
+		return -1;
+	}
+	ssize_t n;
+	while ((n = read(p[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	if (n == (ssize_t)sizeof e) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		errno = e;
+		return -1;
+	}
+	return pid;
+}
+
+static int try_path(const char *file, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (strlen(file) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (stat(file, &st) < 0)
+		return -1;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (access(file, X_OK) < 0)
+		return -1;
+	strcpy(buf, file);
+	return 0;
+}
+
+int boot_spawn_resolve(const char *name, const char *path, const char *wdir, char *buf, size_t len)
+{
+	char tmp[4096];
+	int saw_eacces = 0;
+
+	if (!name || !*name) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (strchr(name, '/')) {
+		if (name[0] != '/' && wdir) {
+			if (snprintf(tmp, sizeof tmp, "%s/%s", wdir, name) >= (int)sizeof tmp) {
+				errno = ENAMETOOLONG;
+				return -1;
+			}
+			return try_path(tmp, buf, len);
+		}
+		return try_path(name, buf, len);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *dir = n ? p : ".";
+		int dn = n ? (int)n : 1;
+		if (dir[0] != '/' && wdir)
+			snprintf(tmp, sizeof tmp, "%s/%.*s/%s", wdir, dn, dir, name);
+		else
+			snprintf(tmp, sizeof tmp, "%.*s/%s", dn, dir, name);
+		if (try_path(tmp, buf, len) == 0)
+			return 0;
+		if (errno == EACCES)
+			saw_eacces = 1;
+		if (!end)
+			break;
+		p = end;
+	}
+	errno = saw_eacces ? EACCES : ENOENT;
+	return -1;
+}

@@ -1,0 +1,30 @@
+/* lib/boot/spawn.h: start a process the way every lamkit spawn does: vfork + exec with an
+ * O_CLOEXEC pipe carrying exec's errno back, fds placed, its own process group, signals reset,
+ * and SIGKILL when the spawning agent dies. */
+#ifndef LAMKIT_BOOT_SPAWN_H
+#define LAMKIT_BOOT_SPAWN_H
+
+#include <sys/types.h>
+
+struct boot_spawn {
+	const char *path; /* resolved executable (see boot_spawn_resolve) */
+	char *const *argv;
+	char *const *envp;
+	const char *wdir;          /* NULL = inherit */
+	int fd_in, fd_out, fd_err; /* become 0, 1, 2 (-1 = /dev/null for stdin, inherit others) */
+	int extra_fd;              /* if >= 0, becomes extra_fd_target in the child */
+	int extra_fd_target;
+	int new_pgrp;  /* setpgid(0, 0) */
+	int pdeathsig; /* signal the child gets when we die (0 = none) */
+};
+
+/* Start it. Returns the pid, or -1 with errno = the reason exec (or chdir, dup2) failed;
+ * in that case the child has been reaped already. */
+pid_t boot_spawn(const struct boot_spawn *sp);
+
+/* Find `name` like execvp would, in `path` (a PATH value; NULL = the default path),
+ * relative names against wdir. Writes the result into buf. 0, or -1 with errno
+ * (ENOENT, EACCES, ENOTDIR, ENAMETOOLONG). */
+int boot_spawn_resolve(const char *name, const char *path, const char *wdir, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,65 @@
+/* tests/unit/t_boot_outbuf.c: line reassembly and rank tags for mpiexec output. */
+#include "outbuf.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+static char got[1 << 20];
+
+/* Capture what the outbuf writes to fd 1 through a pipe. */
+static const char *capture(void (*fn)(boot_outbuf_t *), int tag)
+{
+	int p[2], saved = dup(1);
+	(void)!pipe(p);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	dup2(p[1], 1);
+	boot_outbuf_t *o = boot_outbuf_create(3, tag);
+	fn(o);
+	boot_outbuf_destroy(o);
+	dup2(saved, 1);
+	close(saved);
+	close(p[1]);
+	ssize_t n = read(p[0], got, sizeof got - 1);
+	got[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	return got;
+}
+
+static void interleave(boot_outbuf_t *o)
+{
+	boot_outbuf_data(o, 0, 1, "hel", 3);
+	boot_outbuf_data(o, 1, 1, "wor", 3);
+	boot_outbuf_data(o, 0, 1, "lo\nsecond", 9);
+	boot_outbuf_data(o, 1, 1, "ld\n", 3);
+	boot_outbuf_eof(o, 0, 1);
+}
+
+static void binary(boot_outbuf_t *o)
+{
+	boot_outbuf_data(o, 2, 1, "a\0b\n\0", 5);
+	boot_outbuf_flush_all(o);
+}
+
+static void multi(boot_outbuf_t *o)
+{
+	boot_outbuf_data(o, 2, 1, "x\ny\nz", 5);
+	boot_outbuf_data(o, 2, 1, "z\n", 2);
+}
+
+int main(void)
+{
+	is_str(capture(interleave, 0), "hello\nworld\nsecond", "partial lines wait for their end");
+	is_str(capture(interleave, 1), "[0] hello\n[1] world\n[0] second",
+	       "tags prefix every line, also the last partial one");
+	const char *b = capture(binary, 0);
+	ok(b[0] == 'a' && b[1] == '\0' && b[2] == 'b' && b[3] == '\n', "NUL bytes pass through");
+	is_str(capture(multi, 1), "[2] x\n[2] y\n[2] zz\n",
+	       "several lines in one chunk are tagged");
+	boot_outbuf_t *o = boot_outbuf_create(2, 0);
+	ok(boot_outbuf_data(o, 5, 1, "x", 1) < 0, "a rank out of range is refused");
+	ok(boot_outbuf_data(o, 0, 3, "x", 1) < 0, "a bad stream is refused");
+	boot_outbuf_destroy(o);
+	return done_testing();
+}
