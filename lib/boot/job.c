@@ -377,7 +377,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .fd_err = errp[1],
 	                        .extra_fd = r->pmi_child_fd,
 	                        .extra_fd_target = BOOT_PMI_FD_NUM,
-	                        .new_pgrp = 1,
+	                        .new_session = 1,
 	                        .pdeathsig = SIGKILL};
 	r->pid = boot_spawn(&sp);
 	if (r->pid < 0) {

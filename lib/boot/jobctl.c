@@ -212,6 +212,8 @@ static void on_frame(core_conn_t *conn, unsigned type, const char *d, size_t len
 		r = (struct core_rbuf){.p = d, .len = len};
 		core_r_u32(&r);
 		snprintf(c->host, sizeof c->host, "%s", core_r_str(&r));
+		if (c->o->verbose)
+			ctl_msg(c, "agent: pid %u on %s", core_r_u32(&r), c->host);
 		return;
 	}
 	if (r.err || jobid != c->o->js->jobid)
@@ -351,7 +353,7 @@ static pid_t fork_agent(const struct boot_run_opts *o, int *fd)
 	if (pid == 0) {
 		char name[64];
 		close(sv[0]);
-		setpgid(0, 0); /* terminal signals reach mpiexec only; it forwards them */
+		setsid(); /* terminal signals reach mpiexec only; it forwards them */
 		snprintf(name, sizeof name, "local-%d", (int)getpid());
 		struct boot_agent_opts ao = {
 		    .name = name, .singinit_fd = o->singinit_fd, .singinit_pid = o->singinit_pid};

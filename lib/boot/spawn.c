@@ -19,8 +19,11 @@ static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
 	sigset_t none;
 	int e;
 
-	if (sp->new_pgrp)
-		setpgid(0, 0);
+	/* a session of its own (as Hydra does): also its own process group for kill(-pid), no
+	 * controlling terminal, and, where the kernel groups CPU time by session (autogroup),
+	 * each rank competes as a session rather than all ranks sharing the caller's share */
+	if (sp->new_session)
+		setsid();
 	if (sp->pdeathsig) {
 		prctl(PR_SET_PDEATHSIG, sp->pdeathsig);
 		if (getppid() != parent) /* the parent died before prctl took effect */

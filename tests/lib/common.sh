@@ -7,6 +7,8 @@ set -u
 : "${LAMKIT_VARIANT:=musl}"
 export LAMKIT
 T=$(mktemp -d /tmp/lamkit-t.XXXXXX)
+export LAMKIT_TMPDIR="$T/tmp" # session directories of this test only
+mkdir -p "$LAMKIT_TMPDIR"
 _tap_n=0 _tap_failed=0
 _cleanups=()
 at_exit() { _cleanups+=("$1"); }
@@ -42,4 +44,18 @@ pids_gone() {
 		[ -d "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && return 1
 	done
 	return 0
+}
+
+# MPI test programs built by tests/mpi/build.sh (tests/run builds them into out/mpi).
+MPI_BIN="$LAMKIT_TOP/out/mpi"
+need_mpich() { [ -x "$MPI_BIN/mpich/hello" ] || skip_all "MPICH test programs not built (tests/mpi/build.sh)"; }
+need_openmpi() { [ -x "$MPI_BIN/openmpi/hello" ] || skip_all "Open MPI test programs not built"; }
+# lkx ARGS...: lamkit mpiexec with a safety timeout, from the test's temp dir
+lkx() { (cd "$T" && timeout -k 5 "${LKX_TIMEOUT:-60}" "$LAMKIT" mpiexec "$@"); }
+# wait_gone SECONDS PID...: wait until the pids are gone; true if they all went
+wait_gone() {
+	local t=$1 i
+	shift
+	for ((i = 0; i < t * 20; i++)); do pids_gone "$@" && return 0; sleep 0.05; done
+	pids_gone "$@"
 }
