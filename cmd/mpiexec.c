@@ -258,6 +258,13 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 #undef NEED
 #undef VAL
 
+static void free_strv(char **v, int n)
+{
+	for (int i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* Is NAME (of "NAME=value") in the comma list? */
 static int in_list(const char *list, const char *kv)
 {
@@ -300,6 +307,7 @@ static int build_env(struct opts *o, struct boot_jobspec *js)
 		for (int i = 0; i < ap->app.nenv; i++)
 			if (add_str(&extra, &nextra, ap->app.env[i]) < 0)
 				return -1;
+		free_strv(ap->app.env, ap->app.nenv);
 		ap->app.env = extra;
 		ap->app.nenv = nextra;
 	}
@@ -372,6 +380,18 @@ static int singinit_connect(int port, char *err, size_t errlen)
 	return fd;
 }
 
+/* What build_job and parsing allocated (the strings of argv are not ours). */
+static void free_job(struct opts *o, struct boot_jobspec *js)
+{
+	free_strv(js->env, js->nenv);
+	free(js->apps);
+	free(js->ranks);
+	free_strv(o->genv, o->ngenv);
+	for (int a = 0; a < o->napps; a++)
+		free_strv(o->apps[a].app.env, o->apps[a].app.nenv);
+	free(o->apps);
+}
+
 int cmd_mpiexec(int argc, char **argv)
 {
 	struct opts o = {.grace = 3000};
@@ -391,11 +411,14 @@ int cmd_mpiexec(int argc, char **argv)
 		return cmd_usage_error("mpiexec", "no program to run");
 	while (i < argc) {
 		rc = parse_context(&o, argc, argv, &i);
-		if (rc)
+		if (rc) {
+			free_job(&o, &js);
 			return rc < 0 ? 0 : rc;
+		}
 	}
 	if (build_job(&o, &js, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit mpiexec: %s\n", err);
+		free_job(&o, &js);
 		return CORE_EXIT_SYSTEM;
 	}
 	struct boot_run_opts ro = {.js = &js,
@@ -408,8 +431,11 @@ int cmd_mpiexec(int argc, char **argv)
 		ro.singinit_pid = o.singinit_pid;
 		if (ro.singinit_fd < 0) {
 			fprintf(stderr, "lamkit mpiexec: %s\n", err);
+			free_job(&o, &js);
 			return 1;
 		}
 	}
-	return boot_run_local(&ro);
+	rc = boot_run_local(&ro);
+	free_job(&o, &js);
+	return rc;
 }

@@ -33,6 +33,20 @@ static void maybe_stop(boot_agent_t *ag)
 		core_ev_stop(ag->ev);
 }
 
+static void on_poke(core_ev_t *ev, void *arg)
+{
+	boot_agent_t *ag = arg;
+
+	ag->poke_timer = 0;
+	maybe_stop(ag);
+}
+
+void boot_agent_poke(boot_agent_t *ag)
+{
+	if (!ag->poke_timer)
+		ag->poke_timer = core_ev_timer(ag->ev, 0, on_poke, ag);
+}
+
 static void on_ctl_frame(core_conn_t *c, unsigned type, const char *d, size_t len, void *arg)
 {
 	boot_agent_t *ag = arg;

@@ -32,7 +32,11 @@ struct boot_agent {
 	int njobs;
 	int ctl_gone;
 	int stopping;
+	int64_t poke_timer;
 };
+
+/* A job may have finished: look again from the loop (not from inside the job's callback). */
+void boot_agent_poke(boot_agent_t *ag);
 
 /* Start a job from a decoded spec (takes ownership of js). Reports failures by frames. */
 boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js);

@@ -40,6 +40,8 @@ static void send_u32s(boot_job_t *j, unsigned type, int n, const uint32_t *v)
 
 static void check_done(boot_job_t *j)
 {
+	if (j->nalive == 0 && j->nstreams == 0)
+		boot_agent_poke(j->ag);
 	if (j->done_sent || j->nalive > 0 || j->nstreams > 0)
 		return;
 	j->done_sent = 1;
@@ -211,6 +213,10 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 		int sig = (int)core_r_u32(r);
 		if (r->err || sig <= 0 || sig >= 65)
 			return;
+		/* each rank leads its own session, so its group is orphaned and the kernel drops
+		 * terminal stop signals sent to it: stop it for real */
+		if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			sig = SIGSTOP;
 		for (int i = 0; i < j->nranks; i++)
 			if (j->r[i].pid > 0 && !j->r[i].exited)
 				kill(-j->r[i].pid, sig);
