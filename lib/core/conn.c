@@ -292,7 +292,17 @@ int core_conn_flush(core_conn_t *c, int timeout_ms)
 		struct pollfd p = {.fd = c->fd, .events = POLLOUT};
 		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
 			return -1;
+		/* a failing write calls on_close, which may destroy the conn: hold it */
+		int outer = c->in_cb;
+		c->in_cb = 1;
 		conn_write(c);
+		c->in_cb = outer;
+		if (c->dead) {
+			if (!outer)
+				free(c);
+			errno = EPIPE;
+			return -1;
+		}
 	}
 	return c->failed ? -1 : 0;
 }
