@@ -1,0 +1,114 @@
+/* tests/mpi/coll_bench.c: time MPI_Barrier, MPI_Bcast and MPI_Allreduce per call, machine-readable.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * argv: [-m minbytes] [-M maxbytes] [-s scale]
+ *   sizes for bcast/allreduce: doubling from minbytes (default 8) to maxbytes (default 1048576);
+ *   allreduce sums doubles (size/8 of them); scale multiplies iteration counts (default 1.0).
+ * Rank 0 prints '#' comment lines, then rows "op bytes us_per_op" where us_per_op is the mean
+ * time per call of the slowest rank: one "barrier 0 T" row, then "bcast S T" and
+ * "allreduce S T" rows for every size. Exits 0.
+ */
+static int g_rank;
+
+enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE };
+
+static long iters_for(long bytes, double scale)
+{
+	long n = bytes > 0 ? (64L << 20) / bytes : 20000;
+	if (n > 20000)
+		n = 20000;
+	n = (long)(n * scale);
+	return n < 5 ? 5 : n;
+}
+
+/* Run op warm times untimed, then iters times; return this rank's seconds for the timed calls. */
+static double run(enum op op, long bytes, long warm, long iters, double *sb, double *rb)
+{
+	double t0 = 0;
+	int cnt = (int)(bytes / 8);
+	for (long i = -warm; i < iters; i++) {
+		if (i == 0) {
+			MPI_Barrier(MPI_COMM_WORLD);
+			t0 = MPI_Wtime();
+		}
+		if (op == OP_BARRIER)
+			MPI_Barrier(MPI_COMM_WORLD);
+		else if (op == OP_BCAST)
+			MPI_Bcast(sb, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+		else
+			MPI_Allreduce(sb, rb, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	}
+	return MPI_Wtime() - t0;
+}
+
+/*
+ * Mean microseconds per call, maximum over ranks (valid on rank 0). The count is at most iters
+ * but is cut so that one measurement takes about 0.2 s even on oversubscribed ranks; all ranks
+ * agree on it through an allreduce of a 5-call probe.
+ */
+static double timed(enum op op, long bytes, long iters, double *sb, double *rb)
+{
+	double probe = run(op, bytes, 1, 5, sb, rb) / 5, slow = 0, mine, worst = 0;
+	MPI_Allreduce(&probe, &slow, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	if (slow > 0 && iters > 0.2 / slow)
+		iters = (long)(0.2 / slow);
+	if (iters < 5)
+		iters = 5;
+	mine = run(op, bytes, iters / 10 + 1, iters, sb, rb) * 1e6 / (double)iters;
+	MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	return worst;
+}
+
+int main(int argc, char **argv)
+{
+	int nranks;
+	long minb = 8, maxb = 1L << 20;
+	double scale = 1.0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "-m"))
+			minb = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "-M"))
+			maxb = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "-s"))
+			scale = atof(argv[i + 1]);
+	}
+	if (minb < 8)
+		minb = 8;
+	if (maxb < minb || maxb > (1L << 30))
+		maxb = 1L << 20;
+	double *sb = malloc((size_t)maxb), *rb = malloc((size_t)maxb);
+	if (!sb || !rb)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	for (long i = 0; i < maxb / 8; i++) {
+		sb[i] = g_rank + i * 0.5;
+		rb[i] = 0;
+	}
+	if (g_rank == 0) {
+		printf("# coll_bench: ranks=%d scale=%g\n# op bytes us_per_op\n", nranks, scale);
+		fflush(stdout);
+	}
+	double t = timed(OP_BARRIER, 0, iters_for(0, scale), sb, rb);
+	if (g_rank == 0)
+		printf("barrier 0 %.3f\n", t);
+	for (long b = minb; b <= maxb; b *= 2) {
+		double tb = timed(OP_BCAST, b, iters_for(b, scale), sb, rb);
+		double ta = timed(OP_ALLREDUCE, b, iters_for(b, scale), sb, rb);
+		if (g_rank == 0) {
+			printf("bcast %ld %.3f\nallreduce %ld %.3f\n", b, tb, b, ta);
+			fflush(stdout);
+		}
+	}
+	free(sb);
+	free(rb);
+	MPI_Finalize();
+	return 0;
+}
