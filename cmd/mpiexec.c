@@ -236,9 +236,13 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			return rc;
 	}
 	if (o->singinit_port && i >= argc) {
+		static char *singleton_argv[] = {"(singleton)", NULL};
 		*ip = i;
-		a->app.exe = "";
+		a->app.exe = singleton_argv[0]; /* adopted, never started */
+		a->app.argv = singleton_argv;
+		a->app.argc = 1;
 		a->app.nprocs = 1;
+		a->n_given = 1;
 		return 0;
 	}
 	if (i >= argc || !strcmp(argv[i], ":"))

@@ -47,6 +47,23 @@ void boot_agent_poke(boot_agent_t *ag)
 		ag->poke_timer = core_ev_timer(ag->ev, 0, on_poke, ag);
 }
 
+/* Tell the controller a job cannot start (it would otherwise wait for it forever). */
+static void reject_job(boot_agent_t *ag, uint32_t jobid, const char *why)
+{
+	struct core_wbuf w = {0};
+
+	core_log(CORE_LOG_ERROR, "agent: job %u: %s", jobid, why);
+	core_w_u32(&w, jobid);
+	core_w_u32(&w, 0);
+	core_w_u32(&w, EPROTO);
+	core_w_str(&w, why);
+	core_conn_send(ag->ctl, BOOT_MSG_SPAWN_FAIL, w.p, w.len, NULL, 0);
+	core_w_free(&w);
+	core_w_u32(&w, jobid);
+	core_conn_send(ag->ctl, BOOT_MSG_JOB_DONE, w.p, w.len, NULL, 0);
+	core_w_free(&w);
+}
+
 static void on_ctl_frame(core_conn_t *c, unsigned type, const char *d, size_t len, void *arg)
 {
 	boot_agent_t *ag = arg;
@@ -55,12 +72,11 @@ static void on_ctl_frame(core_conn_t *c, unsigned type, const char *d, size_t le
 	if (type == BOOT_MSG_JOB_START) {
 		struct boot_jobspec js;
 		if (boot_jobspec_decode(&js, d, len) < 0) {
-			core_log(CORE_LOG_ERROR,
-			         "agent: malformed job spec from controller (%zu bytes)", len);
+			reject_job(ag, core_r_u32(&r), "malformed job spec");
 			return;
 		}
 		if (find_job(ag, js.jobid)) {
-			core_log(CORE_LOG_ERROR, "agent: job %u already exists", js.jobid);
+			reject_job(ag, js.jobid, "a job with this id is running already");
 			boot_jobspec_free(&js);
 			return;
 		}

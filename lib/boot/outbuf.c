@@ -143,7 +143,9 @@ int boot_outbuf_eof(boot_outbuf_t *o, int rank, int stream)
 	struct part *pt = &o->parts[rank * 2 + stream - 1];
 	if (pt->len == 0)
 		return 0;
-	return emit(o, rank, stream, pt, "", 0);
+	/* tagged output is line output: end the last line, or the next rank's tag would land in
+	 * the middle of it. Untagged output stays byte-exact (binary-safe). */
+	return emit(o, rank, stream, pt, o->tag ? "\n" : "", o->tag ? 1 : 0);
 }
 
 void boot_outbuf_flush_all(boot_outbuf_t *o)

@@ -51,8 +51,8 @@ static void multi(boot_outbuf_t *o)
 int main(void)
 {
 	is_str(capture(interleave, 0), "hello\nworld\nsecond", "partial lines wait for their end");
-	is_str(capture(interleave, 1), "[0] hello\n[1] world\n[0] second",
-	       "tags prefix every line, also the last partial one");
+	is_str(capture(interleave, 1), "[0] hello\n[1] world\n[0] second\n",
+	       "tags prefix every line, also the last partial one, which is ended");
 	const char *b = capture(binary, 0);
 	ok(b[0] == 'a' && b[1] == '\0' && b[2] == 'b' && b[3] == '\n', "NUL bytes pass through");
 	is_str(capture(multi, 1), "[2] x\n[2] y\n[2] zz\n",

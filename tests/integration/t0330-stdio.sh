@@ -1,0 +1,65 @@
+#!/bin/bash
+# t0330: stdio: whole lines never mixed between ranks, binary-safe, nothing lost at exit,
+# stdin to rank 0 with backpressure and bounded memory (100 MB through; Hydra fails at 135 KB).
+# timeout: 240
+. "$(dirname "$0")/../lib/common.sh"
+need_mpich
+B=$MPI_BIN/mpich
+N=$MPI_BIN/mpich/nompi_output
+
+# 4 ranks flood stdout in 7-byte pieces; every line must come out whole and exactly once
+lkx -n 4 "$N" -k 3000 -l 64 -c 7 >"$T/flood.out"; ok $? "flood job exits 0"
+is "$(wc -l <"$T/flood.out")" 12000 "12000 lines, none lost"
+bad=$(grep -cvE '^[0-3]:[0-9]+:[a-z]{64}$' "$T/flood.out")
+is "$bad" 0 "no line mixes two ranks' bytes"
+is "$(cut -d: -f1,2 "$T/flood.out" | sort -u | wc -l)" 12000 "every (rank, line) exactly once"
+ordered=1
+for r in 0 1 2 3; do
+	grep "^$r:" "$T/flood.out" | cut -d: -f2 | sort -nc 2>/dev/null || ordered=0
+done
+ok $((1 - ordered)) "each rank's lines keep their order"
+lkx -n 2 "$N" -k 500 -e -c 3 >/dev/null 2>"$T/flood.err"
+is "$(grep -cE '^E[0-1]:[0-9]+:[a-z]{64}$' "$T/flood.err")" 1000 "stderr lines too come out whole"
+
+out=$(lkx -n 2 "$N" -k 3 -p -l 4)
+is "$(printf '%s' "$out" | grep -o '[01]:[0-9]:[a-z]\{4\}' | sort -u | wc -l)" 6 "a last line without newline is not lost at exit"
+out=$(lkx -n 2 -l "$N" -k 2 -p -l 4)
+is "$(printf '%s\n' "$out" | grep -c '^\[[01]\] [01]:[0-9]:[a-z]\{4\}$')" 4 "-l tags and ends the last partial line too"
+
+# binary data: NUL bytes and no newlines at all
+head -c 300000 /dev/urandom >"$T/rand.bin"
+lkx -n 1 cat "$T/rand.bin" >"$T/rand.out"
+cmp -s "$T/rand.bin" "$T/rand.out"; ok $? "300 KB of random bytes pass through unchanged"
+
+# stdin: 100 MB piped to rank 0 of 3 (others do not read); checksum as a singleton computes it
+head -c 100000000 /dev/urandom >"$T/big.bin"
+want=$("$B/stdin" <"$T/big.bin" | sed 's/.*bytes=//')
+got=$(cat "$T/big.bin" | LKX_TIMEOUT=120 lkx -n 3 "$B/stdin" | sed 's/.*bytes=//')
+is "$got" "$want" "100 MB through a pipe reach rank 0 intact"
+got=$(LKX_TIMEOUT=120 lkx -n 2 "$B/stdin" <"$T/big.bin" | sed 's/.*bytes=//')
+is "$got" "$want" "100 MB from a regular file reach rank 0 intact"
+
+# bounded memory with a slow reader: 30 MB to a rank that reads 64 KB every 2 ms
+head -c 30000000 "$T/big.bin" >"$T/mid.bin"
+want=$("$B/stdin" <"$T/mid.bin" | sed 's/.*bytes=//')
+cat "$T/mid.bin" | (cd "$T" && /usr/bin/time -f '%M' -o "$T/rss" timeout 120 "$LAMKIT" mpiexec -v -n 1 "$B/stdin" -d 2 -c 65536 >"$T/slow.out" 2>"$T/slow.err") &
+bg=$!
+agent=
+for i in $(seq 100); do agent=$(sed -n 's/^lamkit mpiexec: agent: pid \([0-9]*\) .*/\1/p' "$T/slow.err"); [ -n "$agent" ] && break; sleep 0.05; done
+maxa=0
+while [ -d /proc/$agent ]; do
+	a=$(awk '/^VmRSS/ {print $2}' /proc/$agent/status 2>/dev/null); [ -n "$a" ] && [ "$a" -gt $maxa ] && maxa=$a
+	sleep 0.1
+done
+wait $bg
+is "$(sed 's/.*bytes=//' "$T/slow.out")" "$want" "a slow reader still gets every byte"
+rss=$(cat "$T/rss")
+ok "$([ "$rss" -lt 20000 ]; echo $?)" "mpiexec's memory stays bounded (max RSS $rss KB for 30 MB)"
+ok "$([ "$maxa" -lt 20000 ]; echo $?)" "the agent's memory stays bounded (RSS up to $maxa KB)"
+
+# ranks that do not read stdin do not block the job; rank 0 exiting early is fine
+is "$(head -c 5000000 "$T/big.bin" | lkx -n 2 true; echo $?)" 0 "unread stdin does not block or fail the job"
+is "$(yes | lkx -n 1 head -n 2)" "y
+y" "rank 0 closing stdin early stops the feed (yes | ...)"
+is "$(lkx -n 1 cat </dev/null | wc -c)" 0 "stdin from /dev/null gives EOF"
+done_testing

@@ -1,0 +1,53 @@
+#!/bin/bash
+# t0340: the PMI-1 server as real clients see it: our libpmi (PMI_FD and PMI_PORT), MPICH over
+# PMI_PORT, an MPICH singleton upgraded through `mpiexec -pmi_args`, libpmi under Hydra and as
+# a singleton, and hostile clients (PMI-2, garbage, oversize lines) ending only their job.
+# timeout: 180
+. "$(dirname "$0")/../lib/common.sh"
+need_mpich
+B=$MPI_BIN/mpich
+P=$LAMKIT_TOP/out/testprogs/pmi_check
+[ "$LAMKIT_VARIANT" = asan ] && P=$LAMKIT_TOP/out/asan/testprogs/pmi_check
+[ -x "$P" ] || P=$LAMKIT_TOP/out/testprogs/pmi_check
+
+out=$(lkx -n 4 "$P" --extra); rc=$?
+is "$rc" 0 "libpmi under lamkit (PMI_FD): put/commit/barrier/get, KVS walk, name service"
+is "$(printf '%s\n' "$out" | grep -c 'ok')" 4 "every rank checked every other rank's values"
+like "$out" "clique \[0,1,2,3\]" "the clique is the whole host"
+out=$(lkx --pmi-port -n 4 "$P" --extra); rc=$?
+is "$rc" 0 "libpmi over PMI_PORT + PMI_ID (initack)"
+is "$(printf '%s\n' "$out" | grep -c 'ok')" 4 "all 4 ranks ok over TCP"
+like "$(lkx --pmi-port -n 4 "$B/ring" 2)" "ring: OK" "an MPICH program over PMI_PORT"
+like "$(lkx -n 2 "$B/hello" : -n 2 "$B/ring" 1 2>&1)" "hello from rank 1 of 4" "MPMD MPICH job shares one KVS and MPI_COMM_WORLD"
+
+if command -v mpiexec.hydra >/dev/null; then
+	out=$(cd "$T" && timeout 60 mpiexec.hydra -n 3 "$P"); rc=$?
+	is "$rc" 0 "libpmi works under MPICH's mpiexec.hydra too"
+fi
+out=$(cd "$T" && env -u PMI_FD -u PMI_PORT timeout 20 "$P"); rc=$?
+is "$rc" 0 "libpmi works as a singleton"
+like "$out" "rank 0 of 1" "singleton is rank 0 of 1"
+
+# an MPICH singleton that needs a process manager runs `mpiexec -pmi_args ...` from PATH
+mkdir -p "$T/bin" && ln -s "$LAMKIT" "$T/bin/mpiexec"
+out=$(cd "$T" && PATH="$T/bin:$PATH" timeout 30 "$B/universe" 2>&1); rc=$?
+is "$rc" 0 "an MPICH singleton upgraded through lamkit mpiexec -pmi_args exits 0"
+like "$out" "universe: rank 0 of 1, universe size [1-9]" "and learns the universe size from our server"
+pids_left=$(pgrep -f "$T/bin/mpiexec -pmi_args" || true)
+is "$pids_left" "" "the upgrade's mpiexec ended with the singleton"
+
+# hostile clients: each ends its job with a message naming the rank; the agent never hangs
+err=$(lkx -n 2 bash -c 'if [ $PMI_RANK = 1 ]; then echo "cmd=init pmi_version=2 pmi_subversion=0" >&3; read -r l <&3; echo "$l"; fi; sleep 20' 2>&1); rc=$?
+like "$err" "rank 1 on .* broke the PMI protocol: .*PMI version 2" "a PMI-2 init ends the job with a message naming the rank (the rc=-1 reply is unit-tested)"
+is "$rc" 1 "exit status 1"
+err=$(lkx -n 2 bash -c '[ $PMI_RANK = 0 ] && printf "\x01\x02garbage\x00\n" >&3; sleep 20' 2>&1); rc=$?
+like "$err" "rank 0 on .* broke the PMI protocol" "binary garbage ends the job, naming rank 0"
+err=$(lkx -n 1 bash -c 'head -c 5000 /dev/zero | tr "\0" a >&3; sleep 20' 2>&1); rc=$?
+like "$err" "broke the PMI protocol" "an oversize line ends the job"
+t0=$(date +%s%N)
+err=$(lkx -n 3 bash -c '[ $PMI_RANK = 2 ] && { echo "cmd=abort exitcode=42" >&3; sleep 20; }; exec 3>&-; sleep 20' 2>&1); rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 42 "cmd=abort exitcode=42 ends the job with 42"
+ok "$([ $ms -lt 2000 ]; echo $?)" "within a second or so (${ms} ms)"
+is "$(ls "$LAMKIT_TMPDIR/lamkit-$(id -u)" 2>/dev/null)" "" "no session directory left"
+done_testing
