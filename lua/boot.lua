@@ -1,0 +1,256 @@
+-- lua/boot.lua: the boot driver the C side calls: load the schema, choose the boot module, call
+-- its SSI functions in order, build every launch argv, run the launch algorithm through ctx and
+-- return the result. recon and wipe run a one-off agent on every node the same way.
+-- The ctx contract and the result tables are in doc/BOOT-LUA.md.
+local schema_mod = require("schema")
+
+local M = {}
+
+M.modules = { "local", "slurm", "ssh", "rsh" } -- the ones tried when none is forced
+M.defaults = { timeout = 30, fanout = 4, window = 5 }
+
+-- {==== module choice
+
+local function load_module(name, where_from)
+  local prefix = where_from and (where_from .. ": ") or ""
+  local known = table.concat({ "local", "rsh", "slurm", "ssh" }, ", ")
+  if type(name) ~= "string" or not name:match("^[%w_]+$") then
+    error(prefix .. "unknown boot module '" .. tostring(name) .. "' (known: " .. known .. ")", 0)
+  end
+  local ok, mod = pcall(require, "boot." .. name)
+  if not ok then
+    if tostring(mod):find("module 'boot." .. name .. "' not found", 1, true) then
+      error(prefix .. "unknown boot module '" .. name .. "' (known: " .. known .. ")", 0)
+    end
+    error(tostring(mod):gsub("\n.*", ""), 0)
+  end
+  if type(mod) ~= "table" or type(mod.init) ~= "function" then
+    error(prefix .. "'" .. name .. "' is not a boot module (known: " .. known .. ")", 0)
+  end
+  return mod
+end
+
+-- choose(schema, opts, where) -> module, name, priority. Forced by opts.boot (command line),
+-- then LAMKIT_BOOT, then the schema's boot=; otherwise the highest priority above 0 wins.
+function M.choose(schema, opts, where)
+  local name, from
+  local env = lamkit.getenv("LAMKIT_BOOT")
+  if opts.boot then
+    name, from = opts.boot, nil
+  elseif env and env ~= "" then
+    name, from = env, "LAMKIT_BOOT"
+  elseif schema.boot then
+    name = schema.boot
+    from = schema.file .. (schema.lines.boot and (":" .. schema.lines.boot) or "")
+  end
+  if name then
+    local mod = load_module(name, from)
+    local prio, why = mod.init(where, schema)
+    if not prio then
+      error((from and (from .. ": ") or "") .. "boot module '" .. name ..
+        "' cannot be used here: " .. tostring(why), 0)
+    end
+    return mod, name, prio
+  end
+  local best, best_name, best_prio, whys = nil, nil, 0, {}
+  for _, n in ipairs(M.modules) do
+    local mod = load_module(n)
+    local prio, why = mod.init(where, schema)
+    if prio and prio > best_prio then
+      best, best_name, best_prio = mod, n, prio
+    elseif not prio then
+      whys[#whys + 1] = n .. ": " .. tostring(why)
+    else
+      whys[#whys + 1] = n .. ": only when forced"
+    end
+  end
+  if not best then
+    error(schema.file .. ": no boot module can start this schema (" .. table.concat(whys, "; ") ..
+      ")", 0)
+  end
+  return best, best_name, best_prio
+end
+
+-- ====}
+
+local function load_schema(src, opts)
+  if type(src) == "table" then -- an already-built node list (wipe/grow from the universe state)
+    src.file = src.file or "(universe)"
+    src.options = src.options or {}
+    src.lines = src.lines or {}
+    src.nodes = src.nodes or {}
+    for _, n in ipairs(src.nodes) do
+      n.cpu = n.cpu or 1
+      if n.schedule == nil then n.schedule = true end
+    end
+    return src
+  end
+  return schema_mod.load(src, opts)
+end
+
+local function check_argv(argv, what)
+  if type(argv) ~= "table" or #argv == 0 then error(what .. " is not a list of strings", 0) end
+  for k, w in ipairs(argv) do
+    if type(w) ~= "string" then error(what .. ": word " .. k .. " is not a string", 0) end
+  end
+  return argv
+end
+
+-- The agent program on node: node.program, <prefix>/bin/lamkit, the origin's own path (local
+-- and slurm: same_path), or "lamkit" found through the remote PATH.
+function M.program(node, mod, opts)
+  if node.program then return node.program end
+  if node.prefix then return (node.prefix:gsub("/+$", "")) .. "/bin/lamkit" end
+  if (not mod.remote or mod.same_path) and opts.self then return opts.self end
+  return "lamkit"
+end
+
+local function agent_argv(ctx, i, program)
+  local args = check_argv(ctx:agent_args(i), "ctx:agent_args(" .. tostring(i) .. ")")
+  local argv = { program }
+  for _, w in ipairs(args) do argv[#argv + 1] = w end
+  return argv
+end
+
+-- Every launch argv, built before anything starts (a module error here starts nothing).
+local function build_argvs(ctx, s, mod, mopts, opts)
+  local argvs = {}
+  for i, node in ipairs(s.nodes) do
+    argvs[i] = check_argv(mod.start_rte_proc(node, agent_argv(ctx, i, M.program(node, mod, opts)),
+      mopts), "start_rte_proc")
+  end
+  return argvs
+end
+
+-- The one-shot argv, or nil, why.
+local function build_group(ctx, s, mod, mopts, opts)
+  if not mod.start_rte_procs then return nil, "boot module has no one-shot start" end
+  if not ctx.start_group then return nil, "ctx has no start_group" end
+  local prog = M.program(s.nodes[1], mod, opts)
+  for _, n in ipairs(s.nodes) do
+    if M.program(n, mod, opts) ~= prog then return nil, "nodes use different agent programs" end
+  end
+  local argv, why = mod.start_rte_procs(s.nodes, agent_argv(ctx, nil, prog), mopts)
+  if not argv then return nil, why end
+  return check_argv(argv, "start_rte_procs")
+end
+
+-- The object the algorithms drive: start(i, via) / start_group(list) add the launch argv.
+local function launcher(ctx, s, argvs, group)
+  local L = {}
+  function L.start(_, i, via)
+    ctx:log("debug", "start " .. s.nodes[i].host .. ": " .. table.concat(argvs[i], " "))
+    return ctx:start(i, via, argvs[i])
+  end
+  function L.start_group(_, list)
+    local hosts = {}
+    for k, i in ipairs(list) do hosts[k] = s.nodes[i].host end
+    ctx:log("debug", "start " .. #list .. " nodes: " .. table.concat(group, " "))
+    return ctx:start_group(list, group, hosts)
+  end
+  function L.wait(_, timeout) return ctx:wait(timeout) end
+  function L.log(_, level, msg) ctx:log(level, msg) end
+  function L.progress(_, up, total) ctx:progress(up, total) end
+  if ctx.now then function L.now() return ctx:now() end end
+  if ctx.cancel then function L.cancel(_, i) ctx:cancel(i) end end
+  return L
+end
+
+local function param(opts, s, key)
+  local v = opts[key] or s[key] or M.defaults[key]
+  return v
+end
+
+-- Steps shared by run/recon/wipe up to the launch: returns state table.
+local function prepare(ctx, src, opts, where, collect)
+  opts = opts or {}
+  local s = load_schema(src, opts)
+  local mod, name, prio = M.choose(s, opts, where)
+  local mopts = mod.parse_options(s)
+  mod.allocate_nodes(s, mopts)
+  if #s.nodes == 0 then error(s.file .. ": the schema lists no nodes", 0) end
+  local problems = mod.verify_nodes(s, mopts, collect) or {}
+  mod.prepare_boot(s, mopts)
+  local argvs = build_argvs(ctx, s, mod, mopts, opts)
+  return { s = s, mod = mod, name = name, prio = prio, mopts = mopts, argvs = argvs,
+    problems = problems, opts = opts }
+end
+
+local function algorithm_for(st, ctx, alg)
+  local s, opts = st.s, st.opts
+  local group, why
+  if alg == "oneshot" or alg == nil then
+    group, why = build_group(ctx, s, st.mod, st.mopts, opts)
+    if alg == "oneshot" and not group then
+      local at = (opts.algorithm or not s.lines.algorithm) and s.file
+        or (s.file .. ":" .. s.lines.algorithm)
+      error(at .. ": algorithm 'oneshot' cannot be used with boot module '" .. st.name .. "': " ..
+        why, 0)
+    end
+    alg = group and "oneshot" or "windowed"
+  end
+  return alg, group
+end
+
+-- run(ctx, schema_path_or_table, opts) -> result (doc/BOOT-LUA.md). Raises one line on a bad
+-- schema or module setup, before anything is started.
+function M.run(ctx, src, opts)
+  local st = prepare(ctx, src, opts, "boot", false)
+  local s, o = st.s, st.opts
+  if o.algorithm and not schema_mod.algorithms[o.algorithm] then
+    error("unknown algorithm '" .. tostring(o.algorithm) .. "'", 0)
+  end
+  local alg, group = algorithm_for(st, ctx, o.algorithm or s.algorithm)
+  local p = { timeout = param(o, s, "timeout"), fanout = param(o, s, "fanout"),
+    window = param(o, s, "window") }
+  ctx:log("info", string.format("boot: %d node(s), module %s (priority %d), algorithm %s%s",
+    #s.nodes, st.name, st.prio, alg,
+    alg == "tree" and (", fanout " .. p.fanout) or alg == "windowed" and (", window " .. p.window)
+    or ""))
+  local ok, res = pcall(require("alg." .. alg).run, launcher(ctx, s, st.argvs, group), s, p)
+  st.mod.deallocate_nodes(s, st.mopts)
+  if not ok then error(res, 0) end
+  res.module, res.algorithm, res.nodes, res.file = st.name, alg, s.nodes, s.file
+  return res
+end
+
+-- {==== recon and wipe: a one-off agent per node, started from the origin only
+
+local function row(st, res, i)
+  local node, ev = st.s.nodes[i], res.events[i] or {}
+  local r = { index = i, host = node.host, ok = ev.ok == true, time = res.times[i],
+    stage = ev.stage, err = ev.err, version = ev.version, cpus = ev.cpus }
+  if st.problems[i] then
+    r.reachable, r.runs = false, false
+  else
+    local classify = st.mod.classify or function(e) return e.ok or nil, e.ok or nil end
+    r.reachable, r.runs = classify(ev)
+  end
+  if ev.ok then r.stage, r.err = nil, nil end
+  return r
+end
+
+-- each(ctx, src, opts, where) -> {module=, nodes=, rows={{index, host, ok, reachable, runs,
+-- version, cpus, time, stage, err}...}, up=, failed=}. Unresolvable hosts become rows
+-- (stage "resolve") instead of errors; nodes are started from the origin, window at a time.
+function M.each(ctx, src, opts, where)
+  local st = prepare(ctx, src, opts, where, true)
+  local s, o = st.s, st.opts
+  local preset = {}
+  for i, why in pairs(st.problems) do preset[i] = { stage = "resolve", err = why } end
+  local p = { timeout = param(o, s, "timeout"), window = param(o, s, "window"), preset = preset }
+  local res = require("alg.windowed").run(launcher(ctx, s, st.argvs, nil), s, p)
+  st.mod.deallocate_nodes(s, st.mopts)
+  local rows = {}
+  for i = 1, #s.nodes do rows[i] = row(st, res, i) end
+  res.rows, res.module, res.nodes, res.file = rows, st.name, s.nodes, s.file
+  return res
+end
+
+function M.recon(ctx, src, opts) return M.each(ctx, src, opts, "recon") end
+
+function M.wipe(ctx, src, opts) return M.each(ctx, src, opts, "wipe") end
+
+-- ====}
+
+return M
