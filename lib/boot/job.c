@@ -2,6 +2,7 @@
  * their exits, kill them. PMI glue is in job_pmi.c. */
 #include "agent.h"
 #include "core.h"
+#include "elfinfo.h"
 #include "job_internal.h"
 #include "session.h"
 #include "spawn.h"
@@ -328,6 +329,13 @@ void boot_job_destroy(boot_job_t *j)
 	boot_job_pmi_destroy(j);
 	if (j->dir[0] && core_rm_rf(j->dir) < 0)
 		core_log(CORE_LOG_WARN, "cannot remove %s: %s", j->dir, strerror(errno));
+	if (j->devnull >= 0)
+		close(j->devnull);
+	free(j->app_ompi);
+	for (int a = 0; j->exe_paths && a < j->js.napps; a++)
+		free(j->exe_paths[a]);
+	free(j->exe_paths);
+	core_w_free(&j->procs);
 	free(j->inq);
 	free(j->r);
 	boot_jobspec_free(&j->js);
@@ -356,18 +364,69 @@ static int make_pipe(int p[2], int parent_end)
 	return 0;
 }
 
+extern const struct core_blob boot_pmi_so_blobs[];
+static const char *app_path(boot_job_t *j, const struct boot_app *app, char *const *envp,
+                            const char *wdir);
+
+/* Which apps are Open MPI programs (DT_NEEDED libmpi.so.40, or --mpi openmpi); for them the
+ * embedded libpmi.so goes into the job directory. 0, or -1 with errno. */
+static int detect_mpi(boot_job_t *j, char *const *envp)
+{
+	j->app_ompi = calloc((size_t)j->js.napps, sizeof *j->app_ompi);
+	if (!j->app_ompi)
+		return -1;
+	for (int a = 0; a < j->js.napps; a++) {
+		const struct boot_app *app = &j->js.apps[a];
+		const char *path = app_path(j, app, envp, app->wdir ? app->wdir : j->js.wdir);
+		if (j->js.mpi_kind == BOOT_MPI_OPENMPI)
+			j->app_ompi[a] = 1;
+		else if (j->js.mpi_kind == BOOT_MPI_AUTO && path)
+			j->app_ompi[a] = boot_elf_needs(path, "libmpi.so.40") == 1;
+		j->ompi |= j->app_ompi[a];
+	}
+	if (!j->ompi)
+		return 0;
+	const struct core_blob *b = core_blob_find(boot_pmi_so_blobs, "libpmi.so");
+	snprintf(j->pmi_lib, sizeof j->pmi_lib, "%s/libpmi.so", j->dir);
+	if (!b || core_write_file_atomic(j->pmi_lib, b->data, b->len, 0755) < 0) {
+		j->pmi_lib[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* The app's executable, resolved once per job (PATH of the rank's environment). */
+static const char *app_path(boot_job_t *j, const struct boot_app *app, char *const *envp,
+                            const char *wdir)
+{
+	int a = (int)(app - j->js.apps);
+	char path[4096];
+
+	if (!j->exe_paths && !(j->exe_paths = calloc((size_t)j->js.napps, sizeof(char *))))
+		return NULL;
+	if (!j->exe_paths[a]) {
+		if (boot_spawn_resolve(app->exe, boot_env_get(envp, "PATH"), wdir, path,
+		                       sizeof path) < 0)
+			return NULL;
+		j->exe_paths[a] = strdup(path);
+		if (!j->exe_paths[a])
+			errno = ENOMEM;
+	}
+	return j->exe_paths[a];
+}
+
 static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 {
 	const struct boot_app *app = boot_jobspec_app(&j->js, r->rank);
 	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
-	char path[4096];
 	const char *wdir = app->wdir ? app->wdir : j->js.wdir;
 	char **envp = boot_job_env(j, app, r, localid);
+	const char *path;
 	int rc = -1;
 
 	if (!envp)
 		return -1;
-	if (boot_spawn_resolve(app->exe, boot_env_get(envp, "PATH"), wdir, path, sizeof path) < 0) {
+	if (!(path = app_path(j, app, envp, wdir))) {
 		spawn_failed(j, r, errno, app->exe);
 		goto out;
 	}
@@ -378,7 +437,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .argv = app->argv,
 	                        .envp = envp,
 	                        .wdir = wdir,
-	                        .fd_in = in[0],
+	                        .fd_in = in[0] >= 0 ? in[0] : j->devnull,
 	                        .fd_out = out[1],
 	                        .fd_err = errp[1],
 	                        .extra_fd = r->pmi_child_fd,
@@ -390,7 +449,10 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 		spawn_failed(j, r, errno, app->exe);
 		goto out;
 	}
-	boot_session_record_pid(j->dir, r->pid, r->rank);
+	char line[96];
+	snprintf(line, sizeof line, "%d %llu %d\n", (int)r->pid, boot_proc_starttime(r->pid),
+	         r->rank);
+	core_w_bytes(&j->procs, line, strlen(line));
 	r->out_fd = out[0];
 	r->err_fd = errp[0];
 	out[0] = errp[0] = -1;
@@ -434,6 +496,7 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js)
 	j->js = *js;
 	memset(js, 0, sizeof *js);
 	j->stdin_fd = -1;
+	j->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	j->nranks = j->js.nranks;
 	j->r = calloc((size_t)j->nranks, sizeof *j->r);
 	snprintf(name, sizeof name, "job-%u", j->js.jobid);
@@ -454,6 +517,9 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js)
 		r->rank = j->js.ranks[i];
 		r->out_fd = r->err_fd = r->pmi_fd = r->pmi_child_fd = -1;
 	}
+	if (detect_mpi(j, j->js.env) < 0)
+		core_log(CORE_LOG_WARN, "agent: job %u: cannot write %s for Open MPI: %s",
+		         j->js.jobid, j->pmi_lib, strerror(errno));
 	int started = 0;
 	for (int i = 0; i < j->nranks && !j->killed; i++) {
 		struct boot_rank *r = &j->r[i];
@@ -465,6 +531,10 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js)
 			break; /* the controller ends the job when it sees SPAWN_FAIL */
 		started++;
 	}
+	if (j->procs.len && boot_session_write_procs(j->dir, j->procs.p, j->procs.len) < 0)
+		core_log(CORE_LOG_WARN, "agent: job %u: cannot record pids in %s: %s", j->js.jobid,
+		         j->dir, strerror(errno));
+	core_w_free(&j->procs);
 	struct core_wbuf w = {0};
 	core_w_u32(&w, j->js.jobid);
 	core_w_u32(&w, (uint32_t)started);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct envb {
 	char **v;
@@ -104,7 +105,10 @@ static void ompi_env(boot_job_t *j, struct envb *e)
 {
 	/* Open MPI's flux component loads our libpmi.so; PMIx variables would win over it */
 	env_drop_prefix(e, "PMIX_");
-	env_set(e, "FLUX_JOB_ID", "%u", j->js.jobid);
+	/* a decimal below 32768 (Open MPI 4.1 falls apart above: ranks get different job ids),
+	 * distinct for concurrent jobs on this node (Open MPI derives its job
+	 * family from it); its files are per job anyway, see below */
+	env_set(e, "FLUX_JOB_ID", "%u", (unsigned)((getpid() * 131u + j->js.jobid) % 32000u) + 1);
 	env_set(e, "FLUX_PMI_LIBRARY_PATH", "%s", j->pmi_lib);
 	env_set(e, "OMPI_MCA_pmix", "flux");
 	/* its shared-memory files and session directories go into the job's own directory */
@@ -138,7 +142,7 @@ char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot
 	env_set(&e, "MPI_LOCALRANKID", "%d", localid);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
 	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
-	if (j->ompi && j->pmi_lib[0])
+	if (j->app_ompi && j->app_ompi[app - j->js.apps] && j->pmi_lib[0])
 		ompi_env(j, &e);
 	if (e.err || !e.v) {
 		boot_env_free(e.v);

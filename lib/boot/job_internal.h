@@ -3,6 +3,7 @@
 #define LAMKIT_BOOT_JOB_INTERNAL_H
 
 #include "agent.h"
+#include "msg.h"
 #include "pmi_server.h"
 
 #include <sys/types.h>
@@ -41,8 +42,12 @@ struct boot_job {
 	char port_str[64]; /* "host:port" */
 	uint32_t fence_epoch;
 	int64_t fence_timer;
-	int ompi;           /* program built with Open MPI */
-	char pmi_lib[4300]; /* libpmi.so written for Open MPI programs */
+	int *app_ompi;          /* per app: 1 = built with Open MPI (gets its environment) */
+	int ompi;               /* program built with Open MPI */
+	int devnull;            /* stdin of ranks other than 0 */
+	char **exe_paths;       /* per app: the executable, resolved once */
+	struct core_wbuf procs; /* "pid starttime rank" lines, written once after starting */
+	char pmi_lib[4300];     /* libpmi.so written for Open MPI programs */
 };
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,

@@ -89,7 +89,8 @@ static int emit(boot_outbuf_t *o, int rank, int stream, struct part *pt, const c
 	size_t k = 0;
 	memcpy(s + k, pre, (size_t)pl); /* the pending partial line began a line */
 	k += (size_t)pl;
-	memcpy(s + k, pt->p, pt->len);
+	if (pt->len) /* pt->p may still be NULL */
+		memcpy(s + k, pt->p, pt->len);
 	k += pt->len;
 	for (size_t i = 0; i < n; i++) {
 		s[k++] = p[i];

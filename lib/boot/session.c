@@ -70,6 +70,20 @@ unsigned long long boot_proc_starttime(pid_t pid)
 	return t;
 }
 
+int boot_session_write_procs(const char *dir, const char *lines, size_t len)
+{
+	char path[4200];
+
+	snprintf(path, sizeof path, "%s/procs", dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	int rc = core_write_all(fd, lines, len);
+	if (close(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
 int boot_session_record_pid(const char *dir, pid_t pid, int rank)
 {
 	char path[4200], line[96];

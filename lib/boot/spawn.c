@@ -29,11 +29,9 @@ static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
 		if (getppid() != parent) /* the parent died before prctl took effect */
 			_exit(127);
 	}
-	/* ignored signals stay ignored across exec, blocked ones stay blocked: reset both */
-	static const int sigs[] = {SIGPIPE, SIGINT,  SIGQUIT, SIGHUP,  SIGTERM, SIGTSTP,
-	                           SIGTTIN, SIGTTOU, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM};
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		signal(sigs[i], SIG_DFL);
+	/* ignored and blocked signals survive exec: undo what lamkit itself changed (SIGPIPE
+	 * ignored, signals blocked for signalfd), keep what the user set (nohup's SIGHUP) */
+	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (sp->extra_fd >= 0 && sp->extra_fd != sp->extra_fd_target &&
@@ -41,7 +39,7 @@ static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
 		goto fail;
 	if (sp->extra_fd >= 0 && sp->extra_fd == sp->extra_fd_target)
 		fcntl(sp->extra_fd, F_SETFD, 0);
-	if (sp->fd_in >= 0 ? dup2(sp->fd_in, 0) < 0 : 0)
+	if (sp->fd_in >= 0 && dup2(sp->fd_in, 0) < 0)
 		goto fail;
 	if (sp->fd_in < 0) {
 		int fd = open("/dev/null", O_RDONLY);

@@ -69,7 +69,7 @@ int main(void)
 	junk[w.len] = 'x';
 	ok(boot_jobspec_decode(&d, junk, w.len + 1) < 0, "trailing bytes are rejected");
 	memcpy(junk, w.p, w.len);
-	junk[8] = (char)0xff; /* kvsname length huge */
+	junk[7] = (char)0x7f; /* the kvsname length, high byte: about 2 GB */
 	ok(boot_jobspec_decode(&d, junk, w.len) < 0, "a huge string length is rejected");
 	apps[1].first_rank = 9;
 	struct core_wbuf w2 = {0};

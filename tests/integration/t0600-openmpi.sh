@@ -1,0 +1,63 @@
+#!/bin/bash
+# t0600: unmodified Open MPI programs under lamkit mpiexec, recognised by their ELF
+# DT_NEEDED; libpmi.so comes out of the static binary; failures as for MPICH; /dev/shm and
+# the session directory clean after every job; MPICH jobs never see Open MPI's variables.
+# timeout: 400
+. "$(dirname "$0")/../lib/common.sh"
+need_openmpi
+B=$MPI_BIN/openmpi
+host=$(hostname)
+shm_before=$(ls /dev/shm | grep -c vader)
+shm_clean() { is "$(ls /dev/shm | grep -c vader)" "$shm_before" "$1: no vader segment left in /dev/shm"; }
+sess_clean() { is "$(ls "$LAMKIT_TMPDIR/lamkit-$(id -u)" 2>/dev/null)" "" "$1: no session directory left"; }
+
+for n in 1 2 4; do
+	out=$(lkx -n $n "$B/hello" | sort)
+	want=$(for ((r = 0; r < n; r++)); do echo "hello from rank $r of $n on $host"; done | sort)
+	is "$out" "$want" "Open MPI hello -n $n, no option needed"
+done
+shm_clean hello
+like "$(lkx -n 4 "$B/ring" 3)" "^ring: OK laps=3 size=4" "Open MPI ring -n 4"
+like "$(lkx -n 4 "$B/collectives" 256)" "^collectives: OK size=4" "Open MPI collectives -n 4"
+like "$(LKX_TIMEOUT=120 lkx -n 2 "$B/large")" "large: OK" "Open MPI large messages 0 B .. 8 MiB"
+shm_clean "ring/collectives/large"
+sess_clean "ring/collectives/large"
+
+out=$(LKT_E1='a b' lkx -n 2 -wdir "$T" "$B/envargs" 'arg one' --env LKT_E1 FLUX_JOB_ID PMIX_RANK)
+like "$out" "envargs: 1 argv\[1\]=\[arg one\]" "arguments reach Open MPI ranks"
+like "$out" "envargs: 0 env LKT_E1=\[a b\]" "environment reaches Open MPI ranks"
+like "$out" "envargs: 1 cwd=\[$T\]" "working directory reaches Open MPI ranks"
+PMIX_RANK=5 PMIX_NAMESPACE=leak lkx -n 2 "$B/hello" >/dev/null; ok $? "leaked PMIX_* variables are removed (else PMIx wins and MPI_Init fails)"
+out=$(lkx -n 1 "$MPI_BIN/mpich/envargs" --env FLUX_JOB_ID OMPI_MCA_pmix FLUX_PMI_LIBRARY_PATH)
+like "$out" "env FLUX_JOB_ID unset" "an MPICH job does not get FLUX_JOB_ID"
+like "$out" "env OMPI_MCA_pmix unset" "nor OMPI_MCA_*"
+out=$(lkx --mpi openmpi -n 1 sh -c 'echo $OMPI_MCA_pmix')
+is "$out" "flux" "--mpi openmpi forces the Open MPI environment"
+out=$(lkx --mpi none -n 1 "$B/envargs" --env FLUX_JOB_ID 2>/dev/null)
+like "$out" "env FLUX_JOB_ID unset" "--mpi none gives none (the program then runs as a singleton)"
+
+# failures, exactly as for MPICH programs
+t0=$(date +%s%N)
+err=$(lkx -n 4 "$B/abort" 1 9 2>&1 >/dev/null); rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 9 "Open MPI MPI_Abort(9): exit 9"
+like "$err" "rank 1 \(pid [0-9]+ on $host\) called MPI_Abort with code 9" "message names rank, pid, host"
+ok "$([ $ms -lt 5000 ]; echo $?)" "job ended quickly ($ms ms incl. startup)"
+err=$(lkx -n 4 "$B/segv" 2 2>&1 >/dev/null); rc=$?
+is "$rc" 139 "Open MPI rank crash: exit 139"
+like "$err" "rank 2 \(pid [0-9]+ on $host\) killed by signal 11" "crash message"
+err=$(lkx -n 3 "$B/exitcode" 1 4 after 2>&1 >/dev/null); rc=$?
+is "$rc" 4 "Open MPI exit(4) after finalize: exit 4"
+shm_clean failures
+sess_clean failures
+
+head -c 20000000 /dev/urandom >"$T/in.bin"
+want=$("$MPI_BIN/mpich/stdin" <"$T/in.bin" | sed 's/.*bytes=//')
+is "$(lkx -n 2 "$B/stdin" <"$T/in.bin" | sed 's/.*bytes=//')" "$want" "20 MB of stdin reach an Open MPI rank 0 intact"
+
+out=$(LKX_TIMEOUT=300 lkx -n 32 "$B/hello" | grep -c 'of 32 on'); rc=$?
+is "$out" 32 "Open MPI hello with 32 ranks oversubscribed"
+like "$(LKX_TIMEOUT=300 lkx -n 32 "$B/ring" 1)" "ring: OK .*size=32" "Open MPI ring of 32 (told to yield when idle)"
+shm_clean "32 ranks"
+sess_clean "32 ranks"
+done_testing
