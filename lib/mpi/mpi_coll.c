@@ -1,0 +1,502 @@
+/* lib/mpi/mpi_coll.c: barrier, bcast, reduce, allreduce (recursive doubling/Rabenseifner), scans.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpii.h"
+
+enum { T_BARRIER = 16, T_BCAST, T_REDUCE, T_ALLREDUCE, T_SCAN, T_EXSCAN, T_RS };
+
+#define RABENSEIFNER_MIN 65536 /* bytes: below, recursive doubling on the whole vector */
+#define BCAST_SPLIT_MIN  262144
+
+/* A few released scratch buffers are kept: large collectives would otherwise mmap and fault
+ * in fresh pages on every call. */
+#define NSCRATCH 4
+static struct {
+	void *p;
+	size_t cap;
+} scratch[NSCRATCH];
+
+/* Room for count elements of d with its true extent; *base is where element 0 starts.
+ * Release with mpii_tmpbuf_free. NULL on ENOMEM. */
+void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base);
+void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base)
+{
+	size_t n = count > 0
+	               ? (size_t)(count - 1) * (size_t)d->extent + (size_t)(d->true_ub - d->true_lb)
+	               : 0;
+	size_t *p = NULL;
+
+	n += sizeof(size_t);
+	for (int i = 0; i < NSCRATCH && !p; i++) {
+		if (scratch[i].p && scratch[i].cap >= n) {
+			p = scratch[i].p;
+			scratch[i].p = NULL;
+		}
+	}
+	if (!p) {
+		p = malloc(n);
+		if (!p) {
+			*base = NULL;
+			return NULL;
+		}
+		*p = n;
+	}
+	*base = mpii_at(p + 1, -d->true_lb);
+	return p;
+}
+
+/* Give a buffer from mpii_tmpbuf back (kept for reuse, or freed). Accepts NULL. */
+void mpii_tmpbuf_free(void *mem);
+void mpii_tmpbuf_free(void *mem)
+{
+	size_t *p = mem;
+	int slot = -1;
+
+	if (!p)
+		return;
+	for (int i = 0; i < NSCRATCH; i++)
+		if (!scratch[i].p && (slot < 0 || scratch[i].cap < scratch[slot].cap))
+			slot = i;
+	if (slot < 0) {
+		for (int i = 0; i < NSCRATCH; i++)
+			if (slot < 0 || scratch[i].cap < scratch[slot].cap)
+				slot = i;
+		if (scratch[slot].cap >= *p) {
+			free(p);
+			return;
+		}
+		free(scratch[slot].p);
+	}
+	scratch[slot].p = p;
+	scratch[slot].cap = *p;
+}
+
+/* Free the kept scratch buffers (MPI_Finalize). */
+void mpii_tmpbuf_fini(void);
+void mpii_tmpbuf_fini(void)
+{
+	for (int i = 0; i < NSCRATCH; i++) {
+		free(scratch[i].p);
+		scratch[i].p = NULL;
+		scratch[i].cap = 0;
+	}
+}
+
+/* Copy count elements of d from src to dst (both in d's layout). */
+void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d);
+void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d)
+{
+	size_t n = d->size * (size_t)count;
+	char *tmp;
+
+	if (src == dst || !n)
+		return;
+	if (d->contig) {
+		memmove(mpii_at(dst, d->true_lb), mpii_at(src, d->true_lb), n);
+		return;
+	}
+	tmp = malloc(n);
+	if (!tmp)
+		return;
+	mpii_pack(d, count, src, 0, tmp, n);
+	mpii_unpack(d, count, dst, 0, tmp, n);
+	free(tmp);
+}
+
+int mpii_barrier(struct mpii_comm *c)
+{
+	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+
+	for (int k = 1; k < c->size; k <<= 1) {
+		int rc = mpii_sendrecv(NULL, 0, b, (c->rank + k) % c->size, NULL, 0, b,
+		                       (c->rank - k + c->size) % c->size, T_BARRIER, c, 1, NULL);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	return MPI_SUCCESS;
+}
+
+static int bcast_binomial(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *c)
+{
+	int n = c->size, vr = (c->rank - root + n) % n, mask = 1, rc;
+
+	while (mask < n) {
+		if (vr & mask) {
+			rc = mpii_recv(buf, count, d, (vr - mask + root) % n, T_BCAST, c, 1, NULL);
+			if (rc != MPI_SUCCESS)
+				return rc;
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1) {
+		if (vr + mask < n) {
+			rc = mpii_send(buf, count, d, (vr + mask + root) % n, T_BCAST, c, 1,
+			               MODE_STD);
+			if (rc != MPI_SUCCESS)
+				return rc;
+		}
+	}
+	return MPI_SUCCESS;
+}
+
+/* Large contiguous bcast: the root scatters one chunk per rank, then a ring allgather. */
+static int bcast_split(char *p, size_t bytes, int root, struct mpii_comm *c)
+{
+	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+	int n = c->size, vr = (c->rank - root + n) % n, rc;
+	size_t chunk = (bytes + (size_t)n - 1) / (size_t)n;
+
+#define CH_OFF(i) ((size_t)(i)*chunk < bytes ? (size_t)(i)*chunk : bytes)
+#define CH_LEN(i) (CH_OFF((i) + 1) - CH_OFF(i))
+	if (vr == 0) {
+		for (int i = 1; i < n; i++) {
+			rc = mpii_send(p + CH_OFF(i), (int)CH_LEN(i), b, (i + root) % n, T_BCAST, c,
+			               1, MODE_STD);
+			if (rc != MPI_SUCCESS)
+				return rc;
+		}
+	} else {
+		rc = mpii_recv(p + CH_OFF(vr), (int)CH_LEN(vr), b, root, T_BCAST, c, 1, NULL);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	for (int s = 0; s < n - 1; s++) {
+		int sb = (vr - s + n) % n, rb = (vr - s - 1 + n) % n;
+		rc = mpii_sendrecv(p + CH_OFF(sb), (int)CH_LEN(sb), b, (c->rank + 1) % n,
+		                   p + CH_OFF(rb), (int)CH_LEN(rb), b, (c->rank - 1 + n) % n,
+		                   T_BCAST, c, 1, NULL);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+#undef CH_OFF
+#undef CH_LEN
+	return MPI_SUCCESS;
+}
+
+int mpii_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *c)
+{
+	size_t bytes = d->size * (size_t)count;
+
+	if (c->size == 1 || !bytes)
+		return MPI_SUCCESS;
+	if (d->contig && bytes >= BCAST_SPLIT_MIN && c->size > 2 && bytes >= (size_t)c->size)
+		return bcast_split(mpii_at(buf, d->true_lb), bytes, root, c);
+	return bcast_binomial(buf, count, d, root, c);
+}
+
+/* inout = in op inout, or inout = inout op in when in comes from a higher rank. */
+static int combine(const void *lower, void *upper_io, char *other, int count, struct mpii_dtype *d,
+                   MPI_Op op, int in_is_lower)
+{
+	if (in_is_lower || mpii_op_commutative(op))
+		return mpii_reduce_local(lower, upper_io, count, d, op);
+	/* need acc = acc op in: compute in' = acc op in into other, then copy back */
+	int rc = mpii_reduce_local(upper_io, other, count, d, op);
+	mpii_copy(other, upper_io, count, d);
+	return rc;
+}
+
+/* Recursive doubling on the whole vector, with the usual fold for non-powers of two. */
+static int allreduce_rd(char *acc, char *tmp, int count, struct mpii_dtype *d, MPI_Op op,
+                        struct mpii_comm *c)
+{
+	int n = c->size, r = c->rank, pof2 = 1, rem, nr, rc = MPI_SUCCESS;
+
+	while (pof2 * 2 <= n)
+		pof2 *= 2;
+	rem = n - pof2;
+	if (r < 2 * rem) {
+		if (r % 2 == 0) {
+			rc = mpii_send(acc, count, d, r + 1, T_ALLREDUCE, c, 1, MODE_STD);
+			nr = -1;
+		} else {
+			rc = mpii_recv(tmp, count, d, r - 1, T_ALLREDUCE, c, 1, NULL);
+			if (rc == MPI_SUCCESS)
+				rc = mpii_reduce_local(tmp, acc, count, d, op);
+			nr = r / 2;
+		}
+	} else {
+		nr = r - rem;
+	}
+	for (int mask = 1; nr >= 0 && mask < pof2 && rc == MPI_SUCCESS; mask <<= 1) {
+		int np = nr ^ mask, peer = np < rem ? np * 2 + 1 : np + rem;
+		rc = mpii_sendrecv(acc, count, d, peer, tmp, count, d, peer, T_ALLREDUCE, c, 1,
+		                   NULL);
+		if (rc == MPI_SUCCESS)
+			rc = combine(tmp, acc, tmp, count, d, op, peer < r);
+	}
+	if (rc == MPI_SUCCESS && r < 2 * rem) {
+		if (r % 2)
+			rc = mpii_send(acc, count, d, r - 1, T_ALLREDUCE, c, 1, MODE_STD);
+		else
+			rc = mpii_recv(acc, count, d, r + 1, T_ALLREDUCE, c, 1, NULL);
+	}
+	return rc;
+}
+
+/* Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
+ * Needs a commutative op, a power-of-two size and count >= size. */
+static int allreduce_rab(const char *src, char *acc, char *tmp, int count, struct mpii_dtype *d,
+                         MPI_Op op, struct mpii_comm *c)
+{
+	int n = c->size, r = c->rank, lo = 0, hi = n, rc = MPI_SUCCESS;
+	MPI_Aint ext = d->extent;
+
+#define BOFF(i) ((int)((long long)count * (i) / n))
+	for (int mask = n / 2; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) {
+		int peer = r ^ mask, mid = (lo + hi) / 2;
+		int klo = r < peer ? lo : mid, khi = r < peer ? mid : hi; /* the half I keep */
+		int slo = r < peer ? mid : lo, shi = r < peer ? hi : mid;
+		/* the first step sends straight from the input: only the kept half is copied */
+		const char *from = mask == n / 2 ? src : acc;
+
+		rc = mpii_sendrecv(from + BOFF(slo) * ext, BOFF(shi) - BOFF(slo), d, peer,
+		                   tmp + BOFF(klo) * ext, BOFF(khi) - BOFF(klo), d, peer,
+		                   T_ALLREDUCE, c, 1, NULL);
+		if (from != acc)
+			mpii_copy(from + BOFF(klo) * ext, acc + BOFF(klo) * ext,
+			          BOFF(khi) - BOFF(klo), d);
+		if (rc == MPI_SUCCESS)
+			rc = mpii_reduce_local(tmp + BOFF(klo) * ext, acc + BOFF(klo) * ext,
+			                       BOFF(khi) - BOFF(klo), d, op);
+		lo = klo;
+		hi = khi;
+	}
+	for (int mask = 1; mask < n && rc == MPI_SUCCESS; mask <<= 1) {
+		int peer = r ^ mask, plo = lo ^ mask, phi = plo + (hi - lo);
+		rc = mpii_sendrecv(acc + BOFF(lo) * ext, BOFF(hi) - BOFF(lo), d, peer,
+		                   acc + BOFF(plo) * ext, BOFF(phi) - BOFF(plo), d, peer,
+		                   T_ALLREDUCE, c, 1, NULL);
+		if (plo < lo)
+			lo = plo;
+		else
+			hi = phi;
+	}
+#undef BOFF
+	return rc;
+}
+
+int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                   struct mpii_comm *c)
+{
+	char *tmp;
+	void *mem;
+	int rc, n = c->size;
+
+	int rab = d->size * (size_t)count >= RABENSEIFNER_MIN && (n & (n - 1)) == 0 && count >= n &&
+	          mpii_op_commutative(op);
+
+	if (sbuf != MPI_IN_PLACE && (n == 1 || !rab))
+		mpii_copy(sbuf, rbuf, count, d);
+	if (n == 1 || count == 0)
+		return MPI_SUCCESS;
+	mem = mpii_tmpbuf(d, count, &tmp);
+	if (!mem)
+		return MPI_ERR_NO_MEM;
+	if (rab)
+		rc = allreduce_rab(sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, tmp, count, d, op, c);
+	else
+		rc = allreduce_rd(rbuf, tmp, count, d, op, c);
+	mpii_tmpbuf_free(mem);
+	return rc;
+}
+
+/* Reduce to root: binomial tree for commutative ops, ordered chain at rank 0 otherwise. */
+static int reduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                  int root, struct mpii_comm *c)
+{
+	int n = c->size, comm_op = mpii_op_commutative(op), eff = comm_op ? root : 0;
+	int vr = (c->rank - eff + n) % n, rc = MPI_SUCCESS;
+	char *acc, *tmp;
+	void *m1 = mpii_tmpbuf(d, count, &acc), *m2 = mpii_tmpbuf(d, count, &tmp);
+
+	if (!m1 || !m2) {
+		mpii_tmpbuf_free(m1);
+		mpii_tmpbuf_free(m2);
+		return MPI_ERR_NO_MEM;
+	}
+	mpii_copy(sbuf == MPI_IN_PLACE ? rbuf : sbuf, acc, count, d);
+	for (int mask = 1; mask < n && rc == MPI_SUCCESS; mask <<= 1) {
+		if (vr & mask) {
+			rc = mpii_send(acc, count, d, (vr - mask + eff) % n, T_REDUCE, c, 1,
+			               MODE_STD);
+			break;
+		}
+		if (vr + mask < n) {
+			rc = mpii_recv(tmp, count, d, (vr + mask + eff) % n, T_REDUCE, c, 1, NULL);
+			if (rc == MPI_SUCCESS)
+				rc = combine(tmp, acc, tmp, count, d, op, 0);
+		}
+	}
+	if (rc == MPI_SUCCESS && eff != root) {
+		if (c->rank == eff)
+			rc = mpii_send(acc, count, d, root, T_REDUCE, c, 1, MODE_STD);
+		else if (c->rank == root)
+			rc = mpii_recv(acc, count, d, eff, T_REDUCE, c, 1, NULL);
+	}
+	if (rc == MPI_SUCCESS && c->rank == root)
+		mpii_copy(acc, rbuf, count, d);
+	mpii_tmpbuf_free(m1);
+	mpii_tmpbuf_free(m2);
+	return rc;
+}
+
+/* ---- public routines ---- */
+
+static int coll_check(MPI_Comm comm, struct mpii_comm **cp, int count, MPI_Datatype type,
+                      struct mpii_dtype **dp)
+{
+	*cp = mpii_comm(comm);
+	if (!mpii.initialized || mpii.finalized)
+		return MPI_ERR_OTHER;
+	if (!*cp)
+		return MPI_ERR_COMM;
+	if ((*cp)->inter)
+		return MPI_ERR_COMM;
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	*dp = mpii_dt(type);
+	return *dp ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
+
+#define COLL(fn, count, type)                                                                      \
+	struct mpii_comm *c;                                                                       \
+	struct mpii_dtype *d = NULL;                                                               \
+	int rc = coll_check(comm, &c, count, type, &d);                                            \
+	if (rc != MPI_SUCCESS)                                                                     \
+	return mpii_err(c, rc, fn)
+
+MPII_ALIAS(Barrier)
+int PMPI_Barrier(MPI_Comm comm)
+{
+	COLL("MPI_Barrier", 0, MPI_BYTE);
+	return mpii_err(c, mpii_barrier(c), "MPI_Barrier");
+}
+
+MPII_ALIAS(Bcast)
+int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+	COLL("MPI_Bcast", count, type);
+	if (root < 0 || root >= c->size)
+		return mpii_err(c, MPI_ERR_ROOT, "MPI_Bcast");
+	return mpii_err(c, mpii_bcast(buf, count, d, root, c), "MPI_Bcast");
+}
+
+MPII_ALIAS(Reduce)
+int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                MPI_Comm comm)
+{
+	COLL("MPI_Reduce", count, type);
+	if (root < 0 || root >= c->size)
+		return mpii_err(c, MPI_ERR_ROOT, "MPI_Reduce");
+	if (!mpii_op_valid(op))
+		return mpii_err(c, MPI_ERR_OP, "MPI_Reduce");
+	if (count == 0)
+		return MPI_SUCCESS;
+	return mpii_err(c, reduce(sbuf, rbuf, count, d, op, root, c), "MPI_Reduce");
+}
+
+MPII_ALIAS(Allreduce)
+int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm)
+{
+	COLL("MPI_Allreduce", count, type);
+	if (!mpii_op_valid(op))
+		return mpii_err(c, MPI_ERR_OP, "MPI_Allreduce");
+	return mpii_err(c, mpii_allreduce(sbuf, rbuf, count, d, op, c), "MPI_Allreduce");
+}
+
+MPII_ALIAS(Reduce_scatter)
+int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                        MPI_Op op, MPI_Comm comm)
+{
+	int total = 0, before = 0;
+	char *all;
+	void *mem;
+
+	COLL("MPI_Reduce_scatter", 0, type);
+	if (!mpii_op_valid(op))
+		return mpii_err(c, MPI_ERR_OP, "MPI_Reduce_scatter");
+	for (int i = 0; i < c->size; i++) {
+		if (i < c->rank)
+			before += rcounts[i];
+		total += rcounts[i];
+	}
+	mem = mpii_tmpbuf(d, total, &all);
+	if (!mem)
+		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Reduce_scatter");
+	rc = mpii_allreduce(sbuf == MPI_IN_PLACE ? rbuf : sbuf, all, total, d, op, c);
+	if (rc == MPI_SUCCESS)
+		mpii_copy(all + (MPI_Aint)before * d->extent, rbuf, rcounts[c->rank], d);
+	mpii_tmpbuf_free(mem);
+	return mpii_err(c, rc, "MPI_Reduce_scatter");
+}
+
+MPII_ALIAS(Reduce_scatter_block)
+int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
+                              MPI_Op op, MPI_Comm comm)
+{
+	int *counts;
+
+	COLL("MPI_Reduce_scatter_block", rcount, type);
+	counts = malloc(sizeof(int) * (size_t)c->size);
+	if (!counts)
+		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Reduce_scatter_block");
+	for (int i = 0; i < c->size; i++)
+		counts[i] = rcount;
+	rc = PMPI_Reduce_scatter(sbuf, rbuf, counts, type, op, comm);
+	free(counts);
+	return rc;
+}
+
+/* Inclusive (excl == 0) or exclusive prefix reduction along a chain of ranks. */
+static int scan(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                struct mpii_comm *c, int excl)
+{
+	char *mine, *pre;
+	void *m1 = mpii_tmpbuf(d, count, &mine), *m2 = mpii_tmpbuf(d, count, &pre);
+	int rc = MPI_SUCCESS, tag = excl ? T_EXSCAN : T_SCAN;
+
+	if (!m1 || !m2) {
+		mpii_tmpbuf_free(m1);
+		mpii_tmpbuf_free(m2);
+		return MPI_ERR_NO_MEM;
+	}
+	mpii_copy(sbuf == MPI_IN_PLACE ? rbuf : sbuf, mine, count, d);
+	if (c->rank > 0) {
+		rc = mpii_recv(pre, count, d, c->rank - 1, tag, c, 1, NULL);
+		if (excl)
+			mpii_copy(pre, rbuf, count, d);
+		if (rc == MPI_SUCCESS)
+			rc = mpii_reduce_local(pre, mine, count, d, op);
+	}
+	if (!excl)
+		mpii_copy(mine, rbuf, count, d);
+	if (rc == MPI_SUCCESS && c->rank + 1 < c->size)
+		rc = mpii_send(mine, count, d, c->rank + 1, tag, c, 1, MODE_STD);
+	mpii_tmpbuf_free(m1);
+	mpii_tmpbuf_free(m2);
+	return rc;
+}
+
+MPII_ALIAS(Scan)
+int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+	COLL("MPI_Scan", count, type);
+	if (!mpii_op_valid(op))
+		return mpii_err(c, MPI_ERR_OP, "MPI_Scan");
+	return mpii_err(c, scan(sbuf, rbuf, count, d, op, c, 0), "MPI_Scan");
+}
+
+MPII_ALIAS(Exscan)
+int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm)
+{
+	COLL("MPI_Exscan", count, type);
+	if (!mpii_op_valid(op))
+		return mpii_err(c, MPI_ERR_OP, "MPI_Exscan");
+	return mpii_err(c, scan(sbuf, rbuf, count, d, op, c, 1), "MPI_Exscan");
+}

@@ -1,0 +1,360 @@
+/* lib/mpi/mpi_coll2.c: gather/scatter/allgather/alltoall families (linear, ring, pairwise). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpii.h"
+
+enum { T_GATHER = 32, T_SCATTER, T_ALLGATHER, T_ALLTOALL };
+
+void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d);
+
+/* Local copy between two (type, count) descriptions with the same signature size. */
+static int xcopy(const void *src, int scount, struct mpii_dtype *sd, void *dst, int rcount,
+                 struct mpii_dtype *rd)
+{
+	size_t sn = sd->size * (size_t)scount, rn = rd->size * (size_t)rcount;
+	char *tmp;
+
+	if (sn > rn)
+		return MPI_ERR_TRUNCATE;
+	if (sd == rd && scount == rcount) {
+		mpii_copy(src, dst, scount, sd);
+		return MPI_SUCCESS;
+	}
+	tmp = malloc(sn ? sn : 1);
+	if (!tmp)
+		return MPI_ERR_NO_MEM;
+	mpii_pack(sd, scount, src, 0, tmp, sn);
+	mpii_unpack(rd, rcount, dst, 0, tmp, sn);
+	free(tmp);
+	return MPI_SUCCESS;
+}
+
+static int check(MPI_Comm comm, struct mpii_comm **cp)
+{
+	*cp = mpii_comm(comm);
+	if (!mpii.initialized || mpii.finalized)
+		return MPI_ERR_OTHER;
+	if (!*cp || (*cp)->inter)
+		return MPI_ERR_COMM;
+	return MPI_SUCCESS;
+}
+
+/* Type lookup that tolerates an unused side (returns BYTE for an invalid handle there). */
+static struct mpii_dtype *dt_or_byte(MPI_Datatype t)
+{
+	struct mpii_dtype *d = mpii_dt(t);
+
+	return d ? d : mpii_dt(MPI_BYTE);
+}
+
+/* Wait for and free n requests; first error wins. */
+static int wait_all(struct lk_request **r, int n)
+{
+	int rc = MPI_SUCCESS, k;
+
+	for (int i = 0; i < n; i++) {
+		if (!r[i])
+			continue;
+		k = mpii_wait(r[i], NULL);
+		if (rc == MPI_SUCCESS)
+			rc = k;
+	}
+	return rc;
+}
+
+static int gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                   const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                   int root, struct mpii_comm *c)
+{
+	struct lk_request **r;
+	int rc = MPI_SUCCESS;
+
+	if (c->rank != root)
+		return mpii_send(sbuf, scount, sd, root, T_GATHER, c, 1, MODE_STD);
+	r = calloc((size_t)c->size, sizeof(*r));
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
+		int cnt = rcounts ? rcounts[i] : rcount;
+		char *dst = (char *)rbuf + (MPI_Aint)(displs ? displs[i] : i * rcount) * rd->extent;
+		if (i == root)
+			rc = sbuf == MPI_IN_PLACE ? MPI_SUCCESS
+			                          : xcopy(sbuf, scount, sd, dst, cnt, rd);
+		else
+			rc = mpii_irecv(dst, cnt, rd, i, T_GATHER, c, 1, &r[i]);
+	}
+	rc = rc == MPI_SUCCESS ? wait_all(r, c->size) : rc;
+	free(r);
+	return rc;
+}
+
+static int scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
+                    struct mpii_dtype *sd, void *rbuf, int rcount, struct mpii_dtype *rd, int root,
+                    struct mpii_comm *c)
+{
+	struct lk_request **r;
+	int rc = MPI_SUCCESS;
+
+	if (c->rank != root)
+		return mpii_recv(rbuf, rcount, rd, root, T_SCATTER, c, 1, NULL);
+	r = calloc((size_t)c->size, sizeof(*r));
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
+		int cnt = scounts ? scounts[i] : scount;
+		const char *src =
+		    (const char *)sbuf + (MPI_Aint)(displs ? displs[i] : i * scount) * sd->extent;
+		if (i == root)
+			rc = rbuf == MPI_IN_PLACE ? MPI_SUCCESS
+			                          : xcopy(src, cnt, sd, rbuf, rcount, rd);
+		else
+			rc = mpii_isend(src, cnt, sd, i, T_SCATTER, c, 1, MODE_STD, &r[i]);
+	}
+	rc = rc == MPI_SUCCESS ? wait_all(r, c->size) : rc;
+	free(r);
+	return rc;
+}
+
+/* Ring allgather(v): in step s pass on the block received in step s - 1. */
+static int allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                      const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                      struct mpii_comm *c)
+{
+	int n = c->size, r = c->rank, rc = MPI_SUCCESS;
+
+#define BLK(i) ((char *)rbuf + (MPI_Aint)(displs ? displs[i] : (i)*rcount) * rd->extent)
+#define CNT(i) (rcounts ? rcounts[i] : rcount)
+	if (sbuf != MPI_IN_PLACE)
+		rc = xcopy(sbuf, scount, sd, BLK(r), CNT(r), rd);
+	for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+		int sb = (r - s + n) % n, rb = (r - s - 1 + n) % n;
+		rc = mpii_sendrecv(BLK(sb), CNT(sb), rd, (r + 1) % n, BLK(rb), CNT(rb), rd,
+		                   (r - 1 + n) % n, T_ALLGATHER, c, 1, NULL);
+	}
+#undef BLK
+#undef CNT
+	return rc;
+}
+
+int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
+                   struct mpii_dtype *rd, struct mpii_comm *c)
+{
+	return allgatherv(sbuf, scount, sd, rbuf, NULL, NULL, rcount, rd, c);
+}
+
+/* Pairwise exchange; types per peer (alltoallw passes byte displacements). */
+struct a2a {
+	const char *sbuf;
+	char *rbuf;
+	const int *sc, *sdp, *rc, *rdp;
+	const MPI_Datatype *st, *rt;
+	int scount, rcount, bytes_disp;
+	struct mpii_dtype *sd, *rd;
+};
+
+static const char *a2a_sptr(const struct a2a *a, int i, struct mpii_dtype **d, int *cnt)
+{
+	*d = a->st ? mpii_dt(a->st[i]) : a->sd;
+	*cnt = a->sc ? a->sc[i] : a->scount;
+	if (a->bytes_disp)
+		return a->sbuf + a->sdp[i];
+	return a->sbuf + (MPI_Aint)(a->sdp ? a->sdp[i] : i * a->scount) * (*d)->extent;
+}
+
+static char *a2a_rptr(const struct a2a *a, int i, struct mpii_dtype **d, int *cnt)
+{
+	*d = a->rt ? mpii_dt(a->rt[i]) : a->rd;
+	*cnt = a->rc ? a->rc[i] : a->rcount;
+	if (a->bytes_disp)
+		return a->rbuf + a->rdp[i];
+	return a->rbuf + (MPI_Aint)(a->rdp ? a->rdp[i] : i * a->rcount) * (*d)->extent;
+}
+
+static int alltoall(struct a2a *a, struct mpii_comm *c, int in_place)
+{
+	int n = c->size, r = c->rank, rc = MPI_SUCCESS, scnt, rcnt;
+	struct mpii_dtype *sd, *rd;
+	void *copy = NULL;
+
+	if (in_place) {
+		/* the send side is a snapshot of the receive buffer */
+		a->st = a->rt;
+		a->sc = a->rc;
+		a->sdp = a->rdp;
+		a->scount = a->rcount;
+		a->sd = a->rd;
+		MPI_Aint hi = 0;
+		for (int i = 0; i < n; i++) {
+			char *p = a2a_rptr(a, i, &rd, &rcnt);
+			MPI_Aint end = (p - a->rbuf) + (MPI_Aint)rcnt * rd->extent + rd->true_ub;
+			if (end > hi)
+				hi = end;
+		}
+		copy = malloc(hi > 0 ? (size_t)hi : 1);
+		if (!copy)
+			return MPI_ERR_NO_MEM;
+		memcpy(copy, a->rbuf, (size_t)hi);
+		a->sbuf = copy;
+	}
+	for (int s = 0; s < n && rc == MPI_SUCCESS; s++) {
+		int dst = (r + s) % n, src = (r - s + n) % n;
+		const char *sp = a2a_sptr(a, dst, &sd, &scnt);
+		char *rp = a2a_rptr(a, src, &rd, &rcnt);
+		if (!sd || !rd)
+			rc = MPI_ERR_TYPE;
+		else if (s == 0)
+			rc = xcopy(sp, scnt, sd, rp, rcnt, rd);
+		else
+			rc = mpii_sendrecv(sp, scnt, sd, dst, rp, rcnt, rd, src, T_ALLTOALL, c, 1,
+			                   NULL);
+	}
+	free(copy);
+	return rc;
+}
+
+#define ROOT_OK(c, root) ((root) >= 0 && (root) < (c)->size)
+
+MPII_ALIAS(Gather)
+int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
+		rc = MPI_ERR_ROOT;
+	if (rc == MPI_SUCCESS)
+		rc = gatherv(sbuf, scount, dt_or_byte(stype), rbuf, NULL, NULL, rcount,
+		             dt_or_byte(rtype), root, c);
+	return mpii_err(c, rc, "MPI_Gather");
+}
+
+MPII_ALIAS(Gatherv)
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                 const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
+		rc = MPI_ERR_ROOT;
+	if (rc == MPI_SUCCESS)
+		rc = gatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
+		             dt_or_byte(rtype), root, c);
+	return mpii_err(c, rc, "MPI_Gatherv");
+}
+
+MPII_ALIAS(Scatter)
+int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
+		rc = MPI_ERR_ROOT;
+	if (rc == MPI_SUCCESS)
+		rc = scatterv(sbuf, NULL, NULL, scount, dt_or_byte(stype), rbuf, rcount,
+		              dt_or_byte(rtype), root, c);
+	return mpii_err(c, rc, "MPI_Scatter");
+}
+
+MPII_ALIAS(Scatterv)
+int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                  void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
+		rc = MPI_ERR_ROOT;
+	if (rc == MPI_SUCCESS)
+		rc = scatterv(sbuf, scounts, displs, 0, dt_or_byte(stype), rbuf, rcount,
+		              dt_or_byte(rtype), root, c);
+	return mpii_err(c, rc, "MPI_Scatterv");
+}
+
+MPII_ALIAS(Allgather)
+int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS)
+		rc = mpii_allgather(sbuf, scount, dt_or_byte(stype), rbuf, rcount,
+		                    dt_or_byte(rtype), c);
+	return mpii_err(c, rc, "MPI_Allgather");
+}
+
+MPII_ALIAS(Allgatherv)
+int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS)
+		rc = allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
+		                dt_or_byte(rtype), c);
+	return mpii_err(c, rc, "MPI_Allgatherv");
+}
+
+MPII_ALIAS(Alltoall)
+int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	struct a2a a = {.sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount};
+	int rc = check(comm, &c);
+
+	a.sd = dt_or_byte(stype);
+	a.rd = dt_or_byte(rtype);
+	if (rc == MPI_SUCCESS)
+		rc = alltoall(&a, c, sbuf == MPI_IN_PLACE);
+	return mpii_err(c, rc, "MPI_Alltoall");
+}
+
+MPII_ALIAS(Alltoallv)
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                   MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	struct a2a a = {.sbuf = sbuf,
+	                .rbuf = rbuf,
+	                .sc = scounts,
+	                .sdp = sdispls,
+	                .rc = rcounts,
+	                .rdp = rdispls};
+	int rc = check(comm, &c);
+
+	a.sd = dt_or_byte(stype);
+	a.rd = dt_or_byte(rtype);
+	if (rc == MPI_SUCCESS)
+		rc = alltoall(&a, c, sbuf == MPI_IN_PLACE);
+	return mpii_err(c, rc, "MPI_Alltoallv");
+}
+
+MPII_ALIAS(Alltoallw)
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                   const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                   const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+	struct mpii_comm *c;
+	struct a2a a = {.sbuf = sbuf,
+	                .rbuf = rbuf,
+	                .sc = scounts,
+	                .sdp = sdispls,
+	                .rc = rcounts,
+	                .rdp = rdispls,
+	                .st = stypes,
+	                .rt = rtypes,
+	                .bytes_disp = 1};
+	int rc = check(comm, &c);
+
+	if (rc == MPI_SUCCESS)
+		rc = alltoall(&a, c, sbuf == MPI_IN_PLACE);
+	return mpii_err(c, rc, "MPI_Alltoallw");
+}

@@ -1,0 +1,499 @@
+/* lib/mpi/mpi_comm.c: communicators: world/self, context ids, dup/split/create/free, intercomms. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpii.h"
+
+#define NCTX_WORDS 32 /* 2048 context ids; id i uses ctx 2i (pt2pt) and 2i+1 (collectives) */
+
+static uint64_t ctx_free[NCTX_WORDS];
+
+struct mpii_comm *mpii_comm(MPI_Comm h)
+{
+	return mpii_tab_get(&mpii.comms, h);
+}
+
+static struct mpii_comm *comm_new(struct mpii_group *g, struct mpii_group *rg, uint32_t ctx)
+{
+	struct mpii_comm *c = calloc(1, sizeof(*c));
+	int h;
+
+	if (!c || (h = mpii_tab_add(&mpii.comms, c)) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->handle = h;
+	c->refs = 1;
+	c->ctx = ctx;
+	c->grp = g;
+	c->rgrp = rg;
+	c->inter = rg != NULL;
+	c->rank = g->rank;
+	c->size = g->size;
+	c->errh = MPI_ERRORS_ARE_FATAL;
+	return c;
+}
+
+static struct mpii_group *group_of(int n, const int *ranks)
+{
+	int *w = malloc(sizeof(int) * (size_t)(n + 1));
+
+	if (!w)
+		return NULL;
+	memcpy(w, ranks, sizeof(int) * (size_t)n);
+	return mpii_group_new(n, w);
+}
+
+int mpii_comm_init(void)
+{
+	struct mpii_group *gw, *gs;
+	struct mpii_comm *w, *s;
+	int *all = malloc(sizeof(int) * (size_t)mpii.size);
+
+	if (!all)
+		return -1;
+	for (int i = 0; i < mpii.size; i++)
+		all[i] = i;
+	memset(ctx_free, 0xff, sizeof(ctx_free));
+	ctx_free[0] &= ~(uint64_t)3;
+	mpii.comms.first = 1;
+	gw = mpii_group_new(mpii.size, all);
+	gs = group_of(1, &mpii.rank);
+	if (!gw || !gs)
+		return -1;
+	w = comm_new(gw, NULL, 0);
+	s = comm_new(gs, NULL, 2);
+	if (!w || !s || w->handle != MPI_COMM_WORLD || s->handle != MPI_COMM_SELF)
+		return -1;
+	mpii.comms.first = 3;
+	strcpy(w->name, "MPI_COMM_WORLD");
+	strcpy(s->name, "MPI_COMM_SELF");
+	return 0;
+}
+
+static void comm_destroy(struct mpii_comm *c)
+{
+	mpii_attr_clear_comm(c);
+	if (c->handle > MPI_COMM_SELF)
+		mpii_ctx_free(c->ctx);
+	mpii_group_release(c->grp);
+	mpii_group_release(c->rgrp);
+	mpii_tab_del(&mpii.comms, c->handle);
+	free(c->dims);
+	free(c->periods);
+	free(c);
+}
+
+void mpii_comm_fini(void)
+{
+	for (int h = mpii.comms.n - 1; h > 0; h--)
+		if (mpii.comms.v[h])
+			comm_destroy(mpii.comms.v[h]);
+	free(mpii.comms.v);
+	memset(&mpii.comms, 0, sizeof(mpii.comms));
+	for (int h = 2; h < mpii.groups.n; h++) {
+		struct mpii_group *g = mpii.groups.v[h];
+		if (g) {
+			free(g->world);
+			free(g);
+		}
+	}
+	free(mpii.groups.v);
+	memset(&mpii.groups, 0, sizeof(mpii.groups));
+}
+
+/* ---- context ids ---- */
+
+static uint32_t lowest(const uint64_t *mask)
+{
+	for (int i = 0; i < NCTX_WORDS; i++)
+		if (mask[i])
+			return (uint32_t)(i * 64 + __builtin_ctzll(mask[i]));
+	return 0;
+}
+
+static void claim(uint32_t id)
+{
+	ctx_free[id / 64] &= ~((uint64_t)1 << (id % 64));
+}
+
+uint32_t mpii_ctx_alloc(struct mpii_comm *parent)
+{
+	uint64_t mask[NCTX_WORDS];
+	uint32_t id;
+
+	if (mpii_allreduce(ctx_free, mask, NCTX_WORDS, mpii_dt(MPI_UINT64_T), MPI_BAND, parent) !=
+	    MPI_SUCCESS)
+		return 0;
+	id = lowest(mask);
+	if (id)
+		claim(id);
+	return id * 2;
+}
+
+void mpii_ctx_free(uint32_t ctx)
+{
+	uint32_t id = ctx / 2;
+
+	if (id > 1 && id < NCTX_WORDS * 64)
+		ctx_free[id / 64] |= (uint64_t)1 << (id % 64);
+}
+
+/* ---- queries ---- */
+
+#define GET_COMM(c, h, fn)                                                                         \
+	struct mpii_comm *c = mpii_comm(h);                                                        \
+	if (!c)                                                                                    \
+	return mpii_err(NULL, MPI_ERR_COMM, fn)
+
+MPII_ALIAS(Comm_size)
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+	GET_COMM(c, comm, "MPI_Comm_size");
+	*size = c->size;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_rank)
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+	GET_COMM(c, comm, "MPI_Comm_rank");
+	*rank = c->rank;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_group)
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+	GET_COMM(c, comm, "MPI_Comm_group");
+	c->grp->refs++;
+	*group = c->grp->handle;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_remote_group)
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+	GET_COMM(c, comm, "MPI_Comm_remote_group");
+	if (!c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_remote_group");
+	c->rgrp->refs++;
+	*group = c->rgrp->handle;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_remote_size)
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+	GET_COMM(c, comm, "MPI_Comm_remote_size");
+	if (!c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_remote_size");
+	*size = c->rgrp->size;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_test_inter)
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+	GET_COMM(c, comm, "MPI_Comm_test_inter");
+	*flag = c->inter;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_set_name)
+int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
+{
+	GET_COMM(c, comm, "MPI_Comm_set_name");
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_get_name)
+int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *len)
+{
+	GET_COMM(c, comm, "MPI_Comm_get_name");
+	*len = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_compare)
+int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
+{
+	int rc;
+
+	GET_COMM(a, c1, "MPI_Comm_compare");
+	GET_COMM(b, c2, "MPI_Comm_compare");
+	if (a == b) {
+		*result = MPI_IDENT;
+		return MPI_SUCCESS;
+	}
+	if (a->inter != b->inter) {
+		*result = MPI_UNEQUAL;
+		return MPI_SUCCESS;
+	}
+	PMPI_Group_compare(a->grp->handle, b->grp->handle, &rc);
+	if (rc != MPI_UNEQUAL && a->inter) {
+		int rr;
+		PMPI_Group_compare(a->rgrp->handle, b->rgrp->handle, &rr);
+		if (rr == MPI_UNEQUAL || (rr == MPI_SIMILAR))
+			rc = rr;
+	}
+	*result = rc == MPI_IDENT ? MPI_CONGRUENT : rc;
+	return MPI_SUCCESS;
+}
+
+/* ---- constructors ---- */
+
+/* A throw-away intracommunicator over both groups of an intercommunicator, used only for
+ * collectives (its collective channel is the intercomm's otherwise unused ctx + 1). The group
+ * with high == 0 comes first; on a tie, the one holding the lower job rank at local rank 0. */
+static int union_comm(struct mpii_comm *ic, int high, struct mpii_comm *tmp);
+
+static int finish_new(struct mpii_comm *parent, struct mpii_group *g, struct mpii_group *rg,
+                      uint32_t ctx, MPI_Comm *out, const char *fn)
+{
+	struct mpii_comm *c = comm_new(g, rg, ctx);
+
+	if (!c) {
+		mpii_ctx_free(ctx);
+		mpii_group_release(g);
+		mpii_group_release(rg);
+		return mpii_err(parent, MPI_ERR_NO_MEM, fn);
+	}
+	c->errh = parent->errh;
+	*out = c->handle;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_dup)
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+	struct mpii_comm tmp, *nc;
+	uint32_t ctx;
+	int rc;
+
+	GET_COMM(c, comm, "MPI_Comm_dup");
+	if (c->inter) {
+		if (union_comm(c, 0, &tmp) != MPI_SUCCESS)
+			return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_dup");
+		ctx = mpii_ctx_alloc(&tmp);
+		mpii_group_release(tmp.grp);
+	} else {
+		ctx = mpii_ctx_alloc(c);
+	}
+	if (!ctx)
+		return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_dup");
+	c->grp->refs++;
+	if (c->rgrp)
+		c->rgrp->refs++;
+	rc = finish_new(c, c->grp, c->rgrp, ctx, out, "MPI_Comm_dup");
+	if (rc != MPI_SUCCESS)
+		return rc;
+	nc = mpii_comm(*out);
+	if (c->ndims && mpii_cart_set(nc, c->ndims, c->dims, c->periods) < 0)
+		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Comm_dup");
+	return mpii_err(c, mpii_attr_copy_comm(c, nc), "MPI_Comm_dup");
+}
+
+MPII_ALIAS(Comm_create)
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out)
+{
+	struct mpii_group *g;
+	uint32_t ctx;
+
+	GET_COMM(c, comm, "MPI_Comm_create");
+	g = mpii_group(group);
+	if (!g)
+		return mpii_err(c, MPI_ERR_GROUP, "MPI_Comm_create");
+	if (c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_create");
+	ctx = mpii_ctx_alloc(c);
+	if (!ctx)
+		return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_create");
+	if (g->rank == MPI_UNDEFINED) {
+		mpii_ctx_free(ctx);
+		*out = MPI_COMM_NULL;
+		return MPI_SUCCESS;
+	}
+	g->refs++;
+	return finish_new(c, g, NULL, ctx, out, "MPI_Comm_create");
+}
+
+struct ck {
+	int color, key;
+};
+
+MPII_ALIAS(Comm_split)
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
+{
+	struct ck me = {color, key}, *all;
+	struct mpii_group *g;
+	int *w, n = 0, rc;
+	uint32_t ctx;
+
+	GET_COMM(c, comm, "MPI_Comm_split");
+	if (c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_split");
+	all = malloc(sizeof(*all) * (size_t)c->size);
+	w = malloc(sizeof(int) * (size_t)c->size);
+	if (!all || !w) {
+		free(all);
+		free(w);
+		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Comm_split");
+	}
+	rc = mpii_allgather(&me, 2, mpii_dt(MPI_INT), all, 2, mpii_dt(MPI_INT), c);
+	ctx = rc == MPI_SUCCESS ? mpii_ctx_alloc(c) : 0;
+	if (!ctx || color == MPI_UNDEFINED) {
+		free(all);
+		free(w);
+		mpii_ctx_free(ctx);
+		*out = MPI_COMM_NULL;
+		return ctx ? MPI_SUCCESS : mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_split");
+	}
+	/* members of my colour ordered by (key, old rank): insertion sort keeps it stable */
+	for (int r = 0; r < c->size; r++) {
+		int j = n++;
+		if (all[r].color != color) {
+			n--;
+			continue;
+		}
+		while (j > 0 && all[w[j - 1]].key > all[r].key) {
+			w[j] = w[j - 1];
+			j--;
+		}
+		w[j] = r;
+	}
+	for (int i = 0; i < n; i++)
+		w[i] = c->grp->world[w[i]];
+	free(all);
+	g = mpii_group_new(n, w);
+	if (!g) {
+		mpii_ctx_free(ctx);
+		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Comm_split");
+	}
+	return finish_new(c, g, NULL, ctx, out, "MPI_Comm_split");
+}
+
+MPII_ALIAS(Comm_free)
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+	GET_COMM(c, *comm, "MPI_Comm_free");
+	if (c->handle <= MPI_COMM_SELF)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_free");
+	comm_destroy(c);
+	*comm = MPI_COMM_NULL;
+	return MPI_SUCCESS;
+}
+
+/* ---- intercommunicators ---- */
+
+static int union_comm(struct mpii_comm *ic, int high, struct mpii_comm *tmp)
+{
+	struct mpii_dtype *it = mpii_dt(MPI_INT);
+	int mine[2] = {high, ic->grp->world[0]}, theirs[2] = {0, 0}, rc, n, *w, lowfirst;
+
+	/* every local rank trades (high, leader) with remote rank 0, which answers all */
+	if (ic->rank == 0) {
+		rc = mpii_sendrecv(mine, 2, it, 0, theirs, 2, it, 0, 1, ic, 1, NULL);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		for (int r = 1; r < ic->rgrp->size; r++) {
+			rc = mpii_send(mine, 2, it, r, 2, ic, 1, MODE_STD);
+			if (rc != MPI_SUCCESS)
+				return rc;
+		}
+	} else {
+		rc = mpii_recv(theirs, 2, it, 0, 2, ic, 1, NULL);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	lowfirst = mine[0] != theirs[0] ? mine[0] < theirs[0] : mine[1] < theirs[1];
+	n = ic->grp->size + ic->rgrp->size;
+	w = malloc(sizeof(int) * (size_t)n);
+	if (!w)
+		return MPI_ERR_NO_MEM;
+	memcpy(w + (lowfirst ? 0 : ic->rgrp->size), ic->grp->world,
+	       sizeof(int) * (size_t)ic->grp->size);
+	memcpy(w + (lowfirst ? ic->grp->size : 0), ic->rgrp->world,
+	       sizeof(int) * (size_t)ic->rgrp->size);
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->grp = mpii_group_new(n, w);
+	if (!tmp->grp)
+		return MPI_ERR_NO_MEM;
+	tmp->ctx = ic->ctx;
+	tmp->rank = tmp->grp->rank;
+	tmp->size = n;
+	tmp->errh = MPI_ERRORS_RETURN;
+	tmp->handle = MPI_COMM_NULL;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Intercomm_merge)
+int PMPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *out)
+{
+	struct mpii_comm tmp;
+	uint32_t ctx;
+
+	GET_COMM(c, inter, "MPI_Intercomm_merge");
+	if (!c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Intercomm_merge");
+	if (union_comm(c, high ? 1 : 0, &tmp) != MPI_SUCCESS)
+		return mpii_err(c, MPI_ERR_INTERN, "MPI_Intercomm_merge");
+	ctx = mpii_ctx_alloc(&tmp);
+	if (!ctx) {
+		mpii_group_release(tmp.grp);
+		return mpii_err(c, MPI_ERR_INTERN, "MPI_Intercomm_merge");
+	}
+	return finish_new(c, tmp.grp, NULL, ctx, out, "MPI_Intercomm_merge");
+}
+
+MPII_ALIAS(Intercomm_create)
+int PMPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleader, int tag,
+                          MPI_Comm *out)
+{
+	struct mpii_dtype *it = mpii_dt(MPI_INT), *u64 = mpii_dt(MPI_UINT64_T);
+	uint64_t mask[NCTX_WORDS];
+	int hdr[2] = {0, 0}, rsize = 0, *rw = NULL, rc;
+	struct mpii_group *rg;
+
+	GET_COMM(c, local, "MPI_Intercomm_create");
+	rc = mpii_allreduce(ctx_free, mask, NCTX_WORDS, u64, MPI_BAND, c);
+	if (c->rank == lleader && rc == MPI_SUCCESS) {
+		uint64_t rmask[NCTX_WORDS];
+		struct mpii_comm *p = mpii_comm(peer);
+
+		if (!p)
+			return mpii_err(c, MPI_ERR_COMM, "MPI_Intercomm_create");
+		rc = mpii_sendrecv(&c->size, 1, it, rleader, &rsize, 1, it, rleader, tag, p, 0,
+		                   NULL);
+		rw = malloc(sizeof(int) * (size_t)(rsize + 1));
+		if (rc == MPI_SUCCESS && rw)
+			rc = mpii_sendrecv(c->grp->world, c->size, it, rleader, rw, rsize, it,
+			                   rleader, tag, p, 0, NULL);
+		if (rc == MPI_SUCCESS)
+			rc = mpii_sendrecv(mask, NCTX_WORDS, u64, rleader, rmask, NCTX_WORDS, u64,
+			                   rleader, tag, p, 0, NULL);
+		for (int i = 0; i < NCTX_WORDS; i++)
+			mask[i] &= rmask[i];
+		hdr[0] = rsize;
+		hdr[1] = (int)lowest(mask);
+	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_bcast(hdr, 2, it, lleader, c);
+	if (rc == MPI_SUCCESS && c->rank != lleader) {
+		rsize = hdr[0];
+		rw = malloc(sizeof(int) * (size_t)(rsize + 1));
+	}
+	if (rc != MPI_SUCCESS || !rw || !hdr[1] ||
+	    mpii_bcast(rw, rsize, it, lleader, c) != MPI_SUCCESS) {
+		free(rw);
+		return mpii_err(c, MPI_ERR_INTERN, "MPI_Intercomm_create");
+	}
+	claim((uint32_t)hdr[1]);
+	rg = mpii_group_new(rsize, rw);
+	if (!rg)
+		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Intercomm_create");
+	c->grp->refs++;
+	return finish_new(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
+}

@@ -1,0 +1,592 @@
+/* lib/mpi/mpi_p2p.c: point-to-point engine: eager/rendezvous protocol, matching, progress. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpii.h"
+
+/* Wire header (doc/PROTOCOL-mpi-wire.md). Only the first hlen bytes travel. */
+enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK };
+#define HF_SYNC 1
+
+struct hdr {
+	uint16_t type, flags;
+	int32_t src;  /* sender's rank in the communicator */
+	uint32_t ctx; /* context id */
+	int32_t tag;
+	uint64_t len;  /* message bytes (EAGER, RTS) */
+	uint64_t sreq; /* sender request (sync EAGER, RTS, CTS, FIN, ACK) */
+	uint64_t addr; /* RTS: sender buffer for a get; CTS, DATA: receiver request */
+	uint64_t off;  /* DATA: offset of the chunk */
+};
+#define HLEN_EAGER 24
+#define HLEN_SYNC  32
+#define HLEN_RTS   40
+#define HLEN_CTL   40
+#define HLEN_DATA  48
+
+struct mpii_unexp {
+	struct mpii_unexp *next;
+	uint32_t ctx;
+	int src, tag, wsrc, type, flags;
+	size_t len;
+	uint64_t sreq, addr;
+	char data[];
+};
+
+static struct lk_request *req_cache;
+static int req_ncache;
+
+struct lk_request *mpii_req_new(int kind)
+{
+	struct lk_request *r = req_cache;
+
+	if (r) {
+		req_cache = r->next;
+		req_ncache--;
+		memset(r, 0, sizeof(*r));
+	} else {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return NULL;
+	}
+	r->kind = kind;
+	return r;
+}
+
+void mpii_req_free(struct lk_request *r)
+{
+	if (req_ncache < 64) {
+		r->next = req_cache;
+		req_cache = r;
+		req_ncache++;
+	} else {
+		free(r);
+	}
+}
+
+void mpii_complete(struct lk_request *r)
+{
+	if (r->kind == RQ_SEND) {
+		free(r->tmp);
+		r->tmp = NULL;
+		if (r->bsend) {
+			free(r->buf);
+			mpii.bsend_used -= (size_t)r->bsend + MPI_BSEND_OVERHEAD;
+			mpii.bsend_pending--;
+		}
+	}
+	r->done = 1;
+	r->active = 0;
+	if (r->freed)
+		mpii_req_free(r);
+}
+
+static void fatal_tp(void)
+{
+	mpii_err(NULL, MPI_ERR_OTHER, "transport");
+}
+
+static void ctl_send(int wpeer, struct hdr *h, size_t hlen)
+{
+	if (tp_send(mpii.tp, wpeer, h, hlen, NULL, 0, NULL) < 0)
+		fatal_tp();
+}
+
+/* After an eager send: a sender that never waits would let copies pile up in the transport
+ * queues while the receiver starves; push them out, and hold the sender back past a bound. */
+static void backpressure(void)
+{
+	if (!tp_queued(mpii.tp))
+		return;
+	tp_poll(mpii.tp);
+	while (tp_queued(mpii.tp) > 64)
+		mpii_progress();
+}
+
+void mpii_progress(void)
+{
+	int n = tp_poll(mpii.tp);
+
+	if (n < 0)
+		fatal_tp();
+	else if (n == 0 && mpii.yield)
+		sched_yield();
+}
+
+/* ---- receive side ---- */
+
+static void set_status(struct lk_request *r, int src, int tag, size_t len)
+{
+	size_t n = len <= r->bytes ? len : r->bytes;
+
+	r->st.MPI_SOURCE = src;
+	r->st.MPI_TAG = tag;
+	r->st.lk_count = (long long)n;
+	r->st.MPI_ERROR = len > r->bytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+	r->st.lk_cancelled = 0;
+	r->msglen = len;
+}
+
+static void put_bytes(struct lk_request *r, size_t off, const void *data, size_t len)
+{
+	if (off >= r->bytes)
+		return;
+	if (len > r->bytes - off)
+		len = r->bytes - off;
+	if (!len)
+		return;
+	if (r->d->contig)
+		memcpy(mpii_at(r->buf, r->d->true_lb + (MPI_Aint)off), data, len);
+	else
+		mpii_unpack(r->d, r->count, r->buf, off, data, len);
+}
+
+static void recv_eager(struct lk_request *r, int wsrc, int src, int tag, int flags, uint64_t sreq,
+                       const void *data, size_t len)
+{
+	set_status(r, src, tag, len);
+	put_bytes(r, 0, data, len);
+	if (flags & HF_SYNC) {
+		struct hdr h = {.type = H_ACK, .sreq = sreq};
+		ctl_send(wsrc, &h, HLEN_CTL);
+	}
+	mpii_complete(r);
+}
+
+static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t len, uint64_t sreq,
+                     uint64_t addr)
+{
+	struct hdr h = {.sreq = sreq};
+	size_t n;
+	void *tmp = NULL;
+
+	set_status(r, src, tag, len);
+	r->wpeer = wsrc;
+	n = (size_t)r->st.lk_count;
+	if (addr && tp_can_get(mpii.tp, wsrc)) {
+		void *dst =
+		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = malloc(n ? n : 1));
+		if (!dst || tp_get(mpii.tp, wsrc, dst, addr, n) < 0)
+			r->st.MPI_ERROR = MPI_ERR_OTHER;
+		else if (tmp)
+			mpii_unpack(r->d, r->count, r->buf, 0, tmp, n);
+		free(tmp);
+		h.type = H_FIN;
+		ctl_send(wsrc, &h, HLEN_CTL);
+		mpii_complete(r);
+		return;
+	}
+	r->got = 0;
+	h.type = H_CTS;
+	h.addr = (uint64_t)(uintptr_t)r;
+	ctl_send(wsrc, &h, HLEN_CTL);
+}
+
+static int matches(uint32_t ctx, int src, int tag, uint32_t rctx, int rsrc, int rtag)
+{
+	return ctx == rctx && (rsrc == src || rsrc == MPI_ANY_SOURCE) &&
+	       (rtag == tag || rtag == MPI_ANY_TAG);
+}
+
+static struct lk_request *take_posted(uint32_t ctx, int src, int tag)
+{
+	struct lk_request *r;
+
+	for (r = mpii.posted; r; r = r->next) {
+		if (!matches(ctx, src, tag, r->ctx, r->peer, r->tag))
+			continue;
+		if (r->prev)
+			r->prev->next = r->next;
+		else
+			mpii.posted = r->next;
+		if (r->next)
+			r->next->prev = r->prev;
+		else
+			mpii.posted_tail = r->prev;
+		return r;
+	}
+	return NULL;
+}
+
+static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t len)
+{
+	struct mpii_unexp *u = malloc(sizeof(*u) + len);
+
+	if (!u) {
+		mpii_err(NULL, MPI_ERR_NO_MEM, "unexpected message");
+		return;
+	}
+	u->next = NULL;
+	u->ctx = h->ctx;
+	u->src = h->src;
+	u->tag = h->tag;
+	u->wsrc = wsrc;
+	u->type = h->type;
+	u->flags = h->flags;
+	u->len = (size_t)h->len;
+	u->sreq = h->type == H_RTS || (h->flags & HF_SYNC) ? h->sreq : 0;
+	u->addr = h->type == H_RTS ? h->addr : 0;
+	if (len)
+		memcpy(u->data, data, len);
+	if (mpii.unexp_tail)
+		mpii.unexp_tail->next = u;
+	else
+		mpii.unexp = u;
+	mpii.unexp_tail = u;
+}
+
+static void on_data(const struct hdr *h, const void *data, size_t len)
+{
+	struct lk_request *r = (struct lk_request *)(uintptr_t)h->addr;
+
+	put_bytes(r, (size_t)h->off, data, len);
+	r->got += len;
+	if (r->got >= r->msglen)
+		mpii_complete(r);
+}
+
+static void on_cts(const struct hdr *h)
+{
+	struct lk_request *r = (struct lk_request *)(uintptr_t)h->sreq;
+	const char *src = r->tmp ? r->tmp : mpii_at(r->buf, r->d->true_lb);
+	size_t frag = tp_frag_max(mpii.tp, r->wpeer);
+	struct hdr d = {.type = H_DATA, .addr = h->addr};
+
+	for (size_t off = 0; off < r->bytes; off += frag) {
+		size_t n = r->bytes - off < frag ? r->bytes - off : frag;
+		int last = off + n >= r->bytes, rc;
+
+		d.off = off;
+		rc = tp_send(mpii.tp, r->wpeer, &d, HLEN_DATA, src + off, n, last ? r : NULL);
+		if (rc < 0)
+			fatal_tp();
+		if (last && rc == 0)
+			mpii_complete(r);
+	}
+}
+
+void mpii_on_frag(void *arg, int wsrc, const void *hdr, size_t hlen, const void *data, size_t len)
+{
+	const struct hdr *h = hdr;
+	struct lk_request *r;
+
+	(void)arg;
+	(void)hlen;
+	switch (h->type) {
+	case H_EAGER:
+		r = take_posted(h->ctx, h->src, h->tag);
+		if (r)
+			recv_eager(r, wsrc, h->src, h->tag, h->flags,
+			           h->flags & HF_SYNC ? h->sreq : 0, data, len);
+		else
+			add_unexp(wsrc, h, data, len);
+		break;
+	case H_RTS:
+		r = take_posted(h->ctx, h->src, h->tag);
+		if (r)
+			recv_rts(r, wsrc, h->src, h->tag, (size_t)h->len, h->sreq, h->addr);
+		else
+			add_unexp(wsrc, h, NULL, 0);
+		break;
+	case H_CTS:
+		on_cts(h);
+		break;
+	case H_DATA:
+		on_data(h, data, len);
+		break;
+	case H_FIN:
+	case H_ACK:
+		mpii_complete((struct lk_request *)(uintptr_t)h->sreq);
+		break;
+	default:
+		mpii_err(NULL, MPI_ERR_INTERN, "bad fragment");
+	}
+}
+
+void mpii_on_sent(void *arg, void *cookie)
+{
+	(void)arg;
+	if (cookie)
+		mpii_complete(cookie);
+}
+
+static int match_unexp(struct lk_request *r)
+{
+	struct mpii_unexp *u, *prev = NULL;
+
+	for (u = mpii.unexp; u; prev = u, u = u->next)
+		if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag))
+			break;
+	if (!u)
+		return 0;
+	if (prev)
+		prev->next = u->next;
+	else
+		mpii.unexp = u->next;
+	if (mpii.unexp_tail == u)
+		mpii.unexp_tail = prev;
+	if (u->type == H_EAGER)
+		recv_eager(r, u->wsrc, u->src, u->tag, u->flags, u->sreq, u->data, u->len);
+	else
+		recv_rts(r, u->wsrc, u->src, u->tag, u->len, u->sreq, u->addr);
+	free(u);
+	return 1;
+}
+
+static void complete_null(struct lk_request *r)
+{
+	r->st.MPI_SOURCE = MPI_PROC_NULL;
+	r->st.MPI_TAG = MPI_ANY_TAG;
+	r->st.MPI_ERROR = MPI_SUCCESS;
+	r->st.lk_count = 0;
+	r->st.lk_cancelled = 0;
+	mpii_complete(r);
+}
+
+static int recv_start(struct lk_request *r)
+{
+	r->bytes = r->d->size * (size_t)r->count;
+	if (r->peer == MPI_PROC_NULL) {
+		complete_null(r);
+		return MPI_SUCCESS;
+	}
+	if (mpii.unexp && match_unexp(r))
+		return MPI_SUCCESS;
+	r->next = NULL;
+	r->prev = mpii.posted_tail;
+	if (mpii.posted_tail)
+		mpii.posted_tail->next = r;
+	else
+		mpii.posted = r;
+	mpii.posted_tail = r;
+	return MPI_SUCCESS;
+}
+
+/* ---- send side ---- */
+
+static int send_start(struct lk_request *r)
+{
+	struct hdr h = {.src = r->comm->rank, .ctx = r->ctx, .tag = r->tag};
+	const char *src;
+
+	r->bytes = r->d->size * (size_t)r->count;
+	if (r->peer == MPI_PROC_NULL) {
+		complete_null(r);
+		return MPI_SUCCESS;
+	}
+	r->wpeer = mpii_world_of(r->comm, r->peer);
+	src = mpii_at(r->buf, r->d->true_lb);
+	if (!r->d->contig && r->bytes) {
+		r->tmp = malloc(r->bytes);
+		if (!r->tmp)
+			return MPI_ERR_NO_MEM;
+		mpii_pack(r->d, r->count, r->buf, 0, r->tmp, r->bytes);
+		src = r->tmp;
+	}
+	h.len = r->bytes;
+	h.sreq = (uint64_t)(uintptr_t)r;
+	if (r->bytes <= tp_eager_max(mpii.tp, r->wpeer)) {
+		h.type = H_EAGER;
+		h.flags = r->mode == MODE_SYNC ? HF_SYNC : 0;
+		int rc = tp_send(mpii.tp, r->wpeer, &h, h.flags ? HLEN_SYNC : HLEN_EAGER, src,
+		                 r->bytes, NULL);
+		if (rc < 0)
+			return MPI_ERR_OTHER;
+		if (!h.flags)
+			mpii_complete(r);
+		backpressure();
+		return MPI_SUCCESS;
+	}
+	h.type = H_RTS;
+	h.addr = tp_can_get(mpii.tp, r->wpeer) ? (uint64_t)(uintptr_t)src : 0;
+	return tp_send(mpii.tp, r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? MPI_ERR_OTHER
+	                                                                   : MPI_SUCCESS;
+}
+
+int mpii_start(struct lk_request *r)
+{
+	r->done = 0;
+	r->active = 1;
+	r->cancelled = 0;
+	memset(&r->st, 0, sizeof(r->st));
+	return r->kind == RQ_SEND ? send_start(r) : recv_start(r);
+}
+
+/* ---- internal API used by the MPI_ routines and collectives ---- */
+
+static void fill(struct lk_request *r, const void *buf, int count, struct mpii_dtype *d, int peer,
+                 int tag, struct mpii_comm *c, int coll)
+{
+	r->buf = (void *)buf;
+	r->count = count;
+	r->d = d;
+	r->peer = peer;
+	r->tag = tag;
+	r->comm = c;
+	r->ctx = c->ctx + (coll ? 1 : 0);
+}
+
+int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
+               struct mpii_comm *c, int coll, int mode, struct lk_request **out)
+{
+	struct lk_request *r = mpii_req_new(RQ_SEND);
+
+	*out = r;
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	fill(r, buf, count, d, dest, tag, c, coll);
+	r->mode = mode;
+	return mpii_start(r);
+}
+
+int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
+               int coll, struct lk_request **out)
+{
+	struct lk_request *r = mpii_req_new(RQ_RECV);
+
+	*out = r;
+	if (!r)
+		return MPI_ERR_NO_MEM;
+	fill(r, buf, count, d, src, tag, c, coll);
+	return mpii_start(r);
+}
+
+static void wait_done(struct lk_request *r)
+{
+	while (!r->done)
+		mpii_progress();
+}
+
+int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
+              struct mpii_comm *c, int coll, int mode)
+{
+	struct lk_request r;
+	int rc;
+
+	if (mode != MODE_SYNC && d->contig && dest >= 0) {
+		size_t bytes = d->size * (size_t)count;
+		int w = mpii_world_of(c, dest);
+
+		if (bytes <= tp_eager_max(mpii.tp, w)) {
+			struct hdr h = {.type = H_EAGER,
+			                .src = c->rank,
+			                .ctx = c->ctx + (coll ? 1 : 0),
+			                .tag = tag,
+			                .len = bytes};
+			if (tp_send(mpii.tp, w, &h, HLEN_EAGER, mpii_at(buf, d->true_lb), bytes,
+			            NULL) < 0)
+				return MPI_ERR_OTHER;
+			backpressure();
+			return MPI_SUCCESS;
+		}
+	}
+	memset(&r, 0, sizeof(r));
+	r.kind = RQ_SEND;
+	r.mode = mode;
+	fill(&r, buf, count, d, dest, tag, c, coll);
+	rc = mpii_start(&r);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	wait_done(&r);
+	return MPI_SUCCESS;
+}
+
+int mpii_recv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
+              int coll, MPI_Status *st)
+{
+	struct lk_request r;
+
+	/* a stack request: only the fields the receive path reads are set */
+	r.kind = RQ_RECV;
+	r.done = r.freed = r.persistent = r.active = 0;
+	fill(&r, buf, count, d, src, tag, c, coll);
+	recv_start(&r);
+	wait_done(&r);
+	if (st && st != MPI_STATUS_IGNORE)
+		*st = r.st;
+	return r.st.MPI_ERROR;
+}
+
+int mpii_sendrecv(const void *sbuf, int scount, struct mpii_dtype *sd, int dest, void *rbuf,
+                  int rcount, struct mpii_dtype *rd, int src, int tag, struct mpii_comm *c,
+                  int coll, MPI_Status *st)
+{
+	struct lk_request r, *s;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = RQ_RECV;
+	fill(&r, rbuf, rcount, rd, src, tag, c, coll);
+	mpii_start(&r);
+	rc = mpii_isend(sbuf, scount, sd, dest, tag, c, coll, MODE_STD, &s);
+	if (rc != MPI_SUCCESS) {
+		if (s)
+			mpii_req_free(s);
+		mpii_cancel_recv(&r);
+		return rc;
+	}
+	wait_done(s);
+	mpii_req_free(s);
+	wait_done(&r);
+	if (st && st != MPI_STATUS_IGNORE)
+		*st = r.st;
+	return r.st.MPI_ERROR;
+}
+
+int mpii_wait(struct lk_request *r, MPI_Status *st)
+{
+	int rc;
+
+	wait_done(r);
+	rc = r->st.MPI_ERROR;
+	if (st && st != MPI_STATUS_IGNORE)
+		*st = r->st;
+	if (!r->persistent)
+		mpii_req_free(r);
+	return rc;
+}
+
+int mpii_cancel_recv(struct lk_request *r)
+{
+	struct lk_request *p;
+
+	for (p = mpii.posted; p && p != r; p = p->next)
+		;
+	if (!p)
+		return 0;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		mpii.posted = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		mpii.posted_tail = r->prev;
+	r->cancelled = 1;
+	r->st.lk_cancelled = 1;
+	r->st.MPI_ERROR = MPI_SUCCESS;
+	mpii_complete(r);
+	return 1;
+}
+
+int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st)
+{
+	struct mpii_unexp *u;
+
+	for (u = mpii.unexp; u; u = u->next) {
+		if (!matches(u->ctx, u->src, u->tag, ctx, src, tag))
+			continue;
+		if (st && st != MPI_STATUS_IGNORE) {
+			st->MPI_SOURCE = u->src;
+			st->MPI_TAG = u->tag;
+			st->MPI_ERROR = MPI_SUCCESS;
+			st->lk_cancelled = 0;
+			st->lk_count = (long long)u->len;
+		}
+		return 1;
+	}
+	return 0;
+}

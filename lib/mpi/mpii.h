@@ -1,0 +1,237 @@
+/* lib/mpi/mpii.h: private types and cross-file internals of libmpi (prefix mpii_). */
+#ifndef LAMKIT_MPII_H
+#define LAMKIT_MPII_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "tp.h"
+
+/* Each public routine is defined as PMPI_x; MPI_x is a weak alias a profiler may override. */
+#define MPII_PRAGMA(x) _Pragma(#x)
+#define MPII_ALIAS(n)  MPII_PRAGMA(weak MPI_##n = PMPI_##n)
+
+#define MPII_TAG_UB 0x3fffffff
+
+/* ---- handle tables: handle = index; predefined objects below `first` are never freed ---- */
+struct mpii_tab {
+	void **v;
+	int n, cap, first;
+};
+/* Store obj at the lowest free index >= first. Handle, or -1 (ENOMEM). */
+int mpii_tab_add(struct mpii_tab *t, void *obj);
+/* Store a predefined obj at a fixed index. 0, or -1. */
+int mpii_tab_set(struct mpii_tab *t, int h, void *obj);
+/* Object for handle h, or NULL when h is not live. */
+static inline void *mpii_tab_get(const struct mpii_tab *t, int h)
+{
+	return h > 0 && h < t->n ? t->v[h] : NULL;
+}
+/* Forget handle h. */
+void mpii_tab_del(struct mpii_tab *t, int h);
+
+/* buf + off as an address: also right for MPI_BOTTOM (NULL) with absolute displacements. */
+static inline char *mpii_at(const void *buf, MPI_Aint off)
+{
+	return (char *)((uintptr_t)buf + (uintptr_t)off);
+}
+
+/* ---- datatypes ---- */
+struct mpii_seg {
+	MPI_Aint off; /* from the buffer address */
+	size_t len;   /* bytes */
+	int basic;    /* predefined element type of the run */
+};
+
+struct mpii_attr;
+
+struct mpii_dtype {
+	int handle, refs, committed, predefined;
+	int urefs;   /* user handles outstanding (MPI_Type_get_contents adds some) */
+	size_t size; /* data bytes per element */
+	MPI_Aint lb, ub, extent, true_lb, true_ub;
+	int contig; /* one run at true_lb and extent == size: plain memcpy */
+	int nseg;
+	struct mpii_seg *seg; /* flattened runs of one element */
+	int combiner, ni, na, nt;
+	int *ints;
+	MPI_Aint *aints;
+	MPI_Datatype *types;
+	struct mpii_dtype **tptr; /* the types[] objects, referenced */
+	struct mpii_attr *attrs;
+	char name[MPI_MAX_OBJECT_NAME];
+};
+
+/* Datatype for handle, or NULL. Predefined handles are a table lookup. */
+struct mpii_dtype *mpii_dt(MPI_Datatype h);
+/* Size in bytes of predefined basic type b (0 if unknown). */
+size_t mpii_basic_size(int b);
+/* Pack/unpack bytes [pos, pos+n) of the packed form of count elements at buf. */
+void mpii_pack(const struct mpii_dtype *d, int count, const void *buf, size_t pos, void *dst,
+               size_t n);
+void mpii_unpack(const struct mpii_dtype *d, int count, void *buf, size_t pos, const void *src,
+                 size_t n);
+/* Basic elements contained in the first `bytes` packed bytes of elements of d (-1: partial). */
+long long mpii_elements(const struct mpii_dtype *d, size_t bytes);
+/* Create the predefined types. 0, or -1. */
+int mpii_dt_init(void);
+void mpii_dt_fini(void);
+/* Drop a reference (frees a derived type at zero). */
+void mpii_dt_release(struct mpii_dtype *d);
+
+/* ---- groups and communicators ---- */
+struct mpii_group {
+	int handle, refs;
+	int size, rank; /* rank of this process or MPI_UNDEFINED */
+	int *world;     /* group rank -> job rank */
+};
+
+struct mpii_comm {
+	int handle, refs;
+	uint32_t ctx; /* point-to-point context; ctx + 1 carries collectives */
+	int rank, size;
+	int inter;
+	struct mpii_group *grp;  /* local group */
+	struct mpii_group *rgrp; /* remote group of an intercommunicator */
+	int errh;
+	struct mpii_attr *attrs;
+	char name[MPI_MAX_OBJECT_NAME];
+	int ndims; /* Cartesian topology (0: none) */
+	int *dims, *periods;
+};
+
+struct mpii_comm *mpii_comm(MPI_Comm h);
+struct mpii_group *mpii_group(MPI_Group h);
+/* New group owning world[] (taken over); registers a handle. NULL on ENOMEM. */
+struct mpii_group *mpii_group_new(int size, int *world);
+void mpii_group_release(struct mpii_group *g);
+/* Job rank of comm rank r (remote group for an intercommunicator). */
+static inline int mpii_world_of(const struct mpii_comm *c, int r)
+{
+	return c->inter ? c->rgrp->world[r] : c->grp->world[r];
+}
+/* Give c a Cartesian topology (copies dims/periods). 0, or -1 (ENOMEM). */
+int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *periods);
+/* Create world/self communicators. 0, or -1. */
+int mpii_comm_init(void);
+void mpii_comm_fini(void);
+
+/* ---- requests ---- */
+enum { RQ_SEND = 1, RQ_RECV = 2 };
+enum { MODE_STD = 0, MODE_SYNC = 1, MODE_BUF = 2, MODE_READY = 3 };
+
+struct lk_request {
+	struct lk_request *next, *prev;
+	int kind, mode;
+	volatile int done;
+	int persistent, active, freed, cancelled, bsend;
+	MPI_Status st;
+	/* arguments */
+	void *buf;
+	int count;
+	struct mpii_dtype *d;
+	int peer, tag, wpeer; /* comm rank, tag, job rank */
+	struct mpii_comm *comm;
+	uint32_t ctx;
+	/* protocol state */
+	size_t bytes; /* send: packed size; recv: capacity */
+	size_t msglen, got;
+	void *tmp;
+	uint64_t rid; /* remote request (CTS: the receiver's) */
+};
+
+/* Allocate a zeroed request; NULL on ENOMEM. */
+struct lk_request *mpii_req_new(int kind);
+/* Free (or cache) a request. */
+void mpii_req_free(struct lk_request *r);
+/* Start a prepared send/recv request. MPI error code. */
+int mpii_start(struct lk_request *r);
+/* Nonblocking internal send/recv on comm (coll: use the collective context). MPI code. */
+int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
+               struct mpii_comm *c, int coll, int mode, struct lk_request **out);
+int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
+               int coll, struct lk_request **out);
+/* Blocking internal helpers (status may be NULL). MPI code. */
+int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
+              struct mpii_comm *c, int coll, int mode);
+int mpii_recv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
+              int coll, MPI_Status *st);
+int mpii_sendrecv(const void *sbuf, int scount, struct mpii_dtype *sd, int dest, void *rbuf,
+                  int rcount, struct mpii_dtype *rd, int src, int tag, struct mpii_comm *c,
+                  int coll, MPI_Status *st);
+/* Wait for r to complete; copies status, frees non-persistent requests. MPI code from status. */
+int mpii_wait(struct lk_request *r, MPI_Status *st);
+/* Cancel a posted receive. 1 if cancelled. */
+int mpii_cancel_recv(struct lk_request *r);
+/* Search the unexpected queue: 1 and *st filled if a message matches. */
+int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
+/* One progress step (yields when oversubscribed and idle). */
+void mpii_progress(void);
+/* Request finished: marks done and releases a freed request. */
+void mpii_complete(struct lk_request *r);
+
+/* Transport upcalls (set in mpi_init.c). */
+void mpii_on_frag(void *arg, int peer, const void *hdr, size_t hlen, const void *data, size_t len);
+void mpii_on_sent(void *arg, void *cookie);
+
+/* ---- operations ---- */
+/* Apply op: inout[i] = in[i] op inout[i] over count elements of d. MPI code. */
+int mpii_reduce_local(const void *in, void *inout, int count, struct mpii_dtype *d, MPI_Op op);
+int mpii_op_valid(MPI_Op op);
+int mpii_op_commutative(MPI_Op op);
+void mpii_op_fini(void);
+
+/* ---- errors ---- */
+/* Report code on comm (NULL = world) through its error handler; returns code if it returns. */
+int mpii_err(struct mpii_comm *c, int code, const char *fn);
+void mpii_err_fini(void);
+
+/* ---- attributes ---- */
+/* Copy comm attributes on dup (runs copy callbacks). MPI code. */
+int mpii_attr_copy_comm(struct mpii_comm *from, struct mpii_comm *to);
+/* Delete every attribute of a comm / type (runs delete callbacks). */
+void mpii_attr_clear_comm(struct mpii_comm *c);
+void mpii_attr_clear_type(struct mpii_dtype *d);
+int mpii_attr_copy_type(struct mpii_dtype *from, struct mpii_dtype *to);
+void mpii_attr_fini(void);
+
+/* ---- collectives helpers ---- */
+/* Internal blocking collectives on an intracommunicator (collective context). MPI code. */
+int mpii_barrier(struct mpii_comm *c);
+int mpii_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *c);
+int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                   struct mpii_comm *c);
+int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
+                   struct mpii_dtype *rd, struct mpii_comm *c);
+/* Allocate a new context id agreed over parent (collective). ctx or 0 on failure. */
+uint32_t mpii_ctx_alloc(struct mpii_comm *parent);
+void mpii_ctx_free(uint32_t ctx);
+
+/* ---- global state ---- */
+struct mpii_unexp;
+
+struct mpii_state {
+	int initialized, finalized, thread_level, appnum, universe;
+	int rank, size;
+	int node; /* lowest job rank on this node (MPI_COMM_TYPE_SHARED) */
+	tp_t *tp;
+	int yield;
+	struct mpii_tab comms, groups, dtypes, ops, errhs;
+	struct lk_request *posted, *posted_tail;
+	struct mpii_unexp *unexp, *unexp_tail;
+	size_t bsend_size, bsend_used;
+	void *bsend_buf;
+	int bsend_pending;
+	char pname[MPI_MAX_PROCESSOR_NAME];
+};
+extern struct mpii_state mpii;
+
+/* Shortcuts used by the API files. */
+#define MPII_CHECK_INIT(fn)                                                                        \
+	do {                                                                                       \
+		if (!mpii.initialized || mpii.finalized)                                           \
+			return mpii_err(NULL, MPI_ERR_OTHER, fn);                                  \
+	} while (0)
+
+#endif

@@ -1,0 +1,94 @@
+/* lib/transport/tp.h: one small interface over the per-peer message paths (self, shm, tcp). */
+#ifndef LAMKIT_TP_H
+#define LAMKIT_TP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A transport endpoint moves fragments: a small header (at most TP_HDR_MAX bytes, opaque to the
+ * transport) plus an optional payload, to one peer rank. Fragments to one peer arrive whole and in
+ * the order they were sent, whatever path carries them (shm ring, tcp stream, and later a reliable
+ * multi-route UDP path that must give the same guarantee). Paths are chosen per peer from
+ * locality at tp_create time; the caller never sees which path is used except through the limits
+ * below. Single-threaded: the caller serialises all calls.
+ */
+
+#define TP_HDR_MAX 48 /* largest header accepted by tp_send */
+
+typedef struct tp tp_t;
+
+/* Callbacks into the layer above. Neither may call tp_poll (tp_send is allowed). */
+struct tp_ops {
+	/* A fragment from `peer` arrived. hdr/data are valid only during the call. */
+	void (*recv)(void *arg, int peer, const void *hdr, size_t hlen, const void *data,
+	             size_t len);
+	/* A tp_send that returned 1 no longer needs its payload buffer. */
+	void (*sent)(void *arg, void *cookie);
+};
+
+/* Wire-up through the process manager's key-value space (PMI in lib/mpi, a table in tests). */
+struct tp_kvs {
+	/* Publish key=val before the fence. 0, or -1. */
+	int (*put)(void *arg, const char *key, const char *val);
+	/* Read a key published by anyone before the fence. 0, or -1 (missing). */
+	int (*get)(void *arg, const char *key, char *val, size_t len);
+	void *arg;
+};
+
+struct tp_cfg {
+	int rank, size;         /* this process in the job, job size */
+	const int *local_ranks; /* ranks on this node, ascending, including rank (PMI clique) */
+	int nlocal;             /* entries in local_ranks */
+	const char *job;        /* job name (KVS name): makes shm names unique; may be NULL */
+	struct tp_kvs kvs;      /* used by tp_create (put) and tp_connect/first send (get) */
+	struct tp_ops ops;      /* upcalls */
+	void *arg;              /* first argument of the upcalls */
+};
+
+/* Phase 1, before the job-wide KVS fence: create the paths and publish business cards (the
+ * node leader creates the shm segment, every rank with off-node peers opens a tcp listener).
+ * Environment: LAMKIT_TP=tcp forces tcp between local ranks; LAMKIT_SHM_LARGE=cma|copy picks
+ * the large-message method on shm (default: copy, cma when oversubscribed); LAMKIT_SHM_RING,
+ * LAMKIT_SHM_EAGER, LAMKIT_SHM_FRAG override the ring size and the shm limits. NULL with errno set
+ * and a message in err on failure. */
+tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen);
+
+/* Phase 2, after the fence: attach to the node's shm segment (the last local rank to attach
+ * unlinks it). Remote connections are still made lazily on first send. 0, or -1 + err. */
+int tp_connect(tp_t *tp, char *err, size_t errlen);
+
+/* Flush queued fragments (bounded wait, `timeout_ms`), close every path and free. Accepts NULL. */
+void tp_destroy(tp_t *tp, int timeout_ms);
+
+/* Send one fragment. Returns 0 when the payload was consumed (copied or written; the buffer may
+ * be reused), 1 when the transport keeps a reference and will call ops.sent(cookie) later (only
+ * for payloads larger than tp_eager_max), -1 with errno on failure (EMSGSIZE: hlen or len over
+ * the limits, EPIPE: peer unreachable). Order per peer is preserved either way. */
+int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
+            void *cookie);
+
+/* Make progress on every path: deliver arrived fragments through ops.recv, push queued sends.
+ * Returns the number of events handled (0 when idle), or -1 with errno on a fatal path error. */
+int tp_poll(tp_t *tp);
+
+/* Largest payload the layer above should send eagerly to `peer` (a copy is cheap). */
+size_t tp_eager_max(const tp_t *tp, int peer);
+/* Largest payload of one fragment to `peer` (pipelined bulk data is cut into these). */
+size_t tp_frag_max(const tp_t *tp, int peer);
+
+/* Whether `peer` can be read directly with tp_get (single-copy rendezvous). */
+int tp_can_get(const tp_t *tp, int peer);
+/* Copy len bytes at address `raddr` in peer's memory to dst. 0, or -1 with errno. */
+int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
+
+/* Name of the path used for peer ("self", "shm", "tcp"), for diagnostics. */
+const char *tp_path_name(const tp_t *tp, int peer);
+
+/* Fragments waiting in this endpoint's send queues (the peer has not made room yet). */
+int tp_queued(const tp_t *tp);
+
+/* Whether this process should yield the CPU when idle (more local ranks than online CPUs). */
+int tp_should_yield(const tp_t *tp);
+
+#endif

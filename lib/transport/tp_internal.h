@@ -1,0 +1,86 @@
+/* lib/transport/tp_internal.h: shared private state of the transport paths (not for lib/mpi). */
+#ifndef LAMKIT_TP_INTERNAL_H
+#define LAMKIT_TP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp.h"
+
+enum tp_kind { TP_SELF, TP_SHM, TP_TCP };
+
+/* A fragment waiting to be written: copied header, payload either copied after the struct
+ * (ref == 0) or the caller's buffer (ref == 1, ops.sent(cookie) once written). */
+struct tp_frag {
+	struct tp_frag *next;
+	void *cookie;
+	const char *data;
+	size_t len;
+	size_t done; /* bytes of (wire prefix + hdr + payload) already written (tcp) */
+	uint32_t hlen;
+	int ref;
+	unsigned char hdr[TP_HDR_MAX];
+};
+
+/* A FIFO of fragments. */
+struct tp_fifo {
+	struct tp_frag *head, *tail;
+};
+
+struct tp_shm;
+struct tp_tcp;
+
+struct tp {
+	struct tp_cfg cfg;
+	int *local_ranks; /* private copy of cfg.local_ranks */
+	uint8_t *kind;    /* enum tp_kind per peer rank */
+	int *slot;        /* per peer: index inside its path (local index for shm) */
+	struct tp_fifo selfq;
+	struct tp_shm *shm;
+	struct tp_tcp *tcp;
+	int yield;
+	unsigned polls;
+};
+
+/* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */
+struct tp_frag *tp_frag_new(const void *hdr, size_t hlen, const void *data, size_t len, int ref,
+                            void *cookie);
+/* Append f to q. */
+void tp_fifo_push(struct tp_fifo *q, struct tp_frag *f);
+/* Remove and return the head of q (NULL when empty). */
+struct tp_frag *tp_fifo_pop(struct tp_fifo *q);
+/* Free a fragment after it was written: calls ops.sent for referenced payloads. */
+void tp_frag_done(tp_t *tp, struct tp_frag *f);
+
+/* shm path (tp_shm.c). create: leader makes the segment and publishes its name. */
+struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen);
+/* Attach to the node segment (non-leaders map it; last attacher unlinks). 0, or -1. */
+int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen);
+/* Unmap and free. Accepts NULL. */
+void tp_shm_destroy(struct tp_shm *s);
+/* Send to local index li; same return convention as tp_send. */
+int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const void *data,
+                size_t len, void *cookie);
+/* Drain inbound rings and push queued fragments; returns events handled. */
+int tp_shm_poll(struct tp_shm *s);
+/* Fragments still queued on the shm path. */
+int tp_shm_busy(const struct tp_shm *s);
+/* Limits and single-copy read for local index li. */
+size_t tp_shm_eager_max(const struct tp_shm *s);
+size_t tp_shm_frag_max(const struct tp_shm *s);
+int tp_shm_can_get(const struct tp_shm *s);
+int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
+
+/* tcp path (tp_tcp.c). create: open a listener and publish host:port. */
+struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen);
+/* Close every connection and free. Accepts NULL. */
+void tp_tcp_destroy(struct tp_tcp *t);
+/* Send to peer rank; connects lazily. Same return convention as tp_send. */
+int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const void *data,
+                size_t len, void *cookie);
+/* Accept, read and write whatever is ready without blocking; returns events or -1. */
+int tp_tcp_poll(struct tp_tcp *t);
+/* Fragments still queued on the tcp path. */
+int tp_tcp_busy(const struct tp_tcp *t);
+
+#endif

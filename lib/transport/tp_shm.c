@@ -1,0 +1,514 @@
+/* lib/transport/tp_shm.c: shm path: per-pair lock-free SPSC rings in one node segment, CMA get. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tp_internal.h"
+
+/*
+ * Segment layout (doc/PROTOCOL-mpi-wire.md): a header line, the pids of the local ranks, then
+ * one ring per ordered pair (i -> j) at rings_off + (i * nlocal + j) * stride. A ring is a
+ * 64-byte control line holding the consumer's position, then `rbytes` of data. Records start on
+ * a 64-byte line: a 16-byte record header, the caller's header padded to 8, the payload. The
+ * record's `flag` word is stored last (release) by the producer; the consumer zeroes the first
+ * word of every line it consumed before publishing its position, so a non-zero flag at the
+ * consumer's position always means a complete new record.
+ */
+
+#define SHM_MAGIC   0x6c616d6b6974736dULL /* "lamkitsm" */
+#define LINE        64
+#define REC_HDR     16
+#define REC_DATA    1u
+#define REC_SKIP    2u
+#define ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
+
+struct seg_hdr {
+	uint64_t magic;
+	uint32_t nlocal;
+	uint32_t rbytes;
+	uint32_t attached;
+	uint32_t pad;
+};
+
+struct rec {
+	uint32_t flag;
+	uint32_t len;
+	uint32_t hlen;
+	uint32_t stamp; /* (position / 64) of the record: a second check against stale lines */
+};
+
+struct tx {
+	char *ring;
+	uint64_t *head; /* consumer's published position */
+	uint64_t tail, head_cache;
+	struct tp_fifo q;
+};
+
+struct rx {
+	char *ring;
+	uint64_t *head;
+	uint64_t pos;   /* next record to read */
+	uint64_t clean; /* lines before this are zeroed and handed back */
+	int rank;
+};
+
+struct tp_shm {
+	tp_t *tp;
+	char name[96];
+	char *regfile;
+	int nlocal, me;
+	char *base;
+	size_t size, rings_off, stride;
+	uint32_t rbytes;
+	struct tx *tx;
+	struct rx *rx;
+	int *peers, npeers;
+	int next; /* peer index polled first */
+	int cma;
+	size_t eager, frag;
+	int nqueued;
+	int32_t *pids;
+};
+
+static size_t env_size(const char *name, size_t dflt, size_t lo, size_t hi)
+{
+	const char *e = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!e || !*e)
+		return dflt;
+	v = strtoull(e, &end, 0);
+	if (*end || v < lo || v > hi)
+		return dflt;
+	return (size_t)v;
+}
+
+static void layout(struct tp_shm *s, int nlocal, uint32_t rbytes)
+{
+	s->nlocal = nlocal;
+	s->rbytes = rbytes;
+	s->stride = LINE + rbytes;
+	s->rings_off = ALIGN(LINE + sizeof(int32_t) * (size_t)nlocal, 4096);
+	s->size = s->rings_off + s->stride * (size_t)nlocal * (size_t)nlocal;
+}
+
+static uint32_t pick_ring_bytes(int nlocal)
+{
+	uint32_t r = 1u << 20;
+
+	while (r > 32768 && (size_t)nlocal * (size_t)nlocal * r > (128u << 20))
+		r >>= 1;
+	return (uint32_t)env_size("LAMKIT_SHM_RING", r, 16384, 1u << 26) & ~(uint32_t)(LINE - 1);
+}
+
+static uint32_t job_hash(const char *job)
+{
+	uint32_t h = 2166136261u;
+
+	for (; job && *job; job++)
+		h = (h ^ (uint8_t)*job) * 16777619u;
+	return h;
+}
+
+static void set_regfile(struct tp_shm *s)
+{
+	const char *dir = getenv("LAMKIT_SESSION_DIR");
+	size_t n;
+
+	if (!dir || !*dir)
+		return;
+	n = strlen(dir) + sizeof(s->name) + 8;
+	s->regfile = malloc(n);
+	if (s->regfile)
+		snprintf(s->regfile, n, "%s/shm-%s", dir, s->name + 1);
+}
+
+/* Leader: record the segment name in $LAMKIT_SESSION_DIR so a wipe can remove it after a crash. */
+static void register_segment(struct tp_shm *s)
+{
+	int fd;
+
+	if (!s->regfile)
+		return;
+	fd = open(s->regfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (dprintf(fd, "%s\n", s->name) < 0)
+		(void)0;
+	close(fd);
+}
+
+static int map_segment(struct tp_shm *s, int fd)
+{
+	void *p = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	s->base = p;
+	s->pids = (int32_t *)(s->base + LINE);
+	return 0;
+}
+
+static int create_segment(struct tp_shm *s, char *err, size_t errlen)
+{
+	char key[32];
+	struct seg_hdr *h;
+	int fd;
+
+	snprintf(s->name, sizeof(s->name), "/lkmpi-%08x-%d-%d", job_hash(s->tp->cfg.job),
+	         s->tp->cfg.rank, (int)getpid());
+	set_regfile(s);
+	fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "shm_open %s: %s", s->name, strerror(errno));
+		return -1;
+	}
+	register_segment(s);
+	if (ftruncate(fd, (off_t)s->size) < 0 || map_segment(s, fd) < 0) {
+		snprintf(err, errlen, "shm segment %s (%zu bytes): %s", s->name, s->size,
+		         strerror(errno));
+		close(fd);
+		shm_unlink(s->name);
+		return -1;
+	}
+	close(fd);
+	h = (struct seg_hdr *)s->base;
+	h->nlocal = (uint32_t)s->nlocal;
+	h->rbytes = s->rbytes;
+	__atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
+	snprintf(key, sizeof(key), "lk-shm-%d", s->tp->cfg.rank);
+	if (s->tp->cfg.kvs.put(s->tp->cfg.kvs.arg, key, s->name) < 0) {
+		snprintf(err, errlen, "shm: cannot publish %s", key);
+		return -1;
+	}
+	return 0;
+}
+
+struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
+{
+	struct tp_shm *s = calloc(1, sizeof(*s));
+	const char *large = getenv("LAMKIT_SHM_LARGE");
+
+	if (!s) {
+		snprintf(err, errlen, "shm: out of memory");
+		return NULL;
+	}
+	s->tp = tp;
+	for (int i = 0; i < tp->cfg.nlocal; i++)
+		if (tp->local_ranks[i] == tp->cfg.rank)
+			s->me = i;
+	layout(s, tp->cfg.nlocal, pick_ring_bytes(tp->cfg.nlocal));
+	/* The pipelined copy measured about twice as fast here, but needs both ranks running at
+	 * once: with more ranks than CPUs the receiver pulls by itself (CMA). */
+	s->cma = large && *large ? strcmp(large, "cma") == 0 : tp->yield;
+	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 16384 ? s->rbytes / 16 : 16384, 64,
+	                    s->rbytes / 4);
+	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
+	                   s->rbytes / 4);
+	if (s->eager > s->frag)
+		s->eager = s->frag;
+	if (s->me == 0 && create_segment(s, err, errlen) < 0) {
+		tp_shm_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int open_segment(struct tp_shm *s, char *err, size_t errlen)
+{
+	char key[32];
+	struct stat st;
+	struct seg_hdr *h;
+	int fd;
+
+	snprintf(key, sizeof(key), "lk-shm-%d", s->tp->local_ranks[0]);
+	if (s->tp->cfg.kvs.get(s->tp->cfg.kvs.arg, key, s->name, sizeof(s->name)) < 0) {
+		snprintf(err, errlen, "shm: no %s in the KVS", key);
+		errno = ENOENT;
+		return -1;
+	}
+	set_regfile(s);
+	fd = shm_open(s->name, O_RDWR | O_CLOEXEC, 0);
+	if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size != s->size ||
+	    map_segment(s, fd) < 0) {
+		snprintf(err, errlen, "shm: cannot attach %s: %s", s->name,
+		         fd < 0 ? strerror(errno) : "size mismatch or mmap failed");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	h = (struct seg_hdr *)s->base;
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SHM_MAGIC ||
+	    h->nlocal != (uint32_t)s->nlocal || h->rbytes != s->rbytes) {
+		snprintf(err, errlen, "shm: segment %s has a foreign layout", s->name);
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+static char *ring_at(struct tp_shm *s, int from, int to)
+{
+	return s->base + s->rings_off + s->stride * ((size_t)from * (size_t)s->nlocal + (size_t)to);
+}
+
+/* Hold every rank until all have attached (the segment is then unlinked), so an early abort
+ * by one rank cannot leave the name behind. Bounded: 60 s. */
+static int wait_all_attached(struct tp_shm *s, struct seg_hdr *h, char *err, size_t errlen)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) < (uint32_t)s->nlocal) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 60) {
+			snprintf(err, errlen, "shm: local ranks did not attach to %s", s->name);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
+{
+	struct seg_hdr *h;
+
+	if (s->me != 0 && open_segment(s, err, errlen) < 0)
+		return -1;
+	s->tx = calloc((size_t)s->nlocal, sizeof(*s->tx));
+	s->rx = calloc((size_t)s->nlocal, sizeof(*s->rx));
+	s->peers = calloc((size_t)s->nlocal, sizeof(int));
+	if (!s->tx || !s->rx || !s->peers) {
+		snprintf(err, errlen, "shm: out of memory");
+		return -1;
+	}
+	for (int i = 0; i < s->nlocal; i++) {
+		if (i == s->me)
+			continue;
+		s->peers[s->npeers++] = i;
+		s->tx[i].head = (uint64_t *)ring_at(s, s->me, i);
+		s->tx[i].ring = ring_at(s, s->me, i) + LINE;
+		s->rx[i].head = (uint64_t *)ring_at(s, i, s->me);
+		s->rx[i].ring = ring_at(s, i, s->me) + LINE;
+		s->rx[i].rank = s->tp->local_ranks[i];
+	}
+	s->pids[s->me] = (int32_t)getpid();
+	h = (struct seg_hdr *)s->base;
+	if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t)s->nlocal) {
+		shm_unlink(s->name);
+		if (s->regfile)
+			unlink(s->regfile);
+	}
+	return wait_all_attached(s, h, err, errlen);
+}
+
+void tp_shm_destroy(struct tp_shm *s)
+{
+	int e = errno;
+
+	if (!s)
+		return;
+	for (int i = 0; s->tx && i < s->nlocal; i++) {
+		struct tp_frag *f;
+		while ((f = tp_fifo_pop(&s->tx[i].q)))
+			free(f);
+	}
+	if (s->base && !s->rx && s->me == 0) {
+		/* never attached: nobody else will unlink it */
+		shm_unlink(s->name);
+		if (s->regfile)
+			unlink(s->regfile);
+	}
+	if (s->base)
+		munmap(s->base, s->size);
+	free(s->tx);
+	free(s->rx);
+	free(s->peers);
+	free(s->regfile);
+	free(s);
+	errno = e;
+}
+
+/* Write one record if the ring has room; 0, or -1 when full. */
+static int ring_put(struct tp_shm *s, struct tx *t, const void *hdr, size_t hlen, const void *data,
+                    size_t len)
+{
+	size_t need = ALIGN(REC_HDR + ALIGN(hlen, 8) + len, LINE);
+	size_t off = (size_t)(t->tail & (s->rbytes - 1));
+	size_t skip = off + need > s->rbytes ? s->rbytes - off : 0;
+	struct rec *r;
+
+	if (t->tail + skip + need - t->head_cache > s->rbytes) {
+		t->head_cache = __atomic_load_n(t->head, __ATOMIC_ACQUIRE);
+		if (t->tail + skip + need - t->head_cache > s->rbytes)
+			return -1;
+	}
+	if (skip) {
+		r = (struct rec *)(t->ring + off);
+		r->stamp = (uint32_t)(t->tail / LINE);
+		__atomic_store_n(&r->flag, REC_SKIP, __ATOMIC_RELEASE);
+		t->tail += skip;
+		off = 0;
+	}
+	r = (struct rec *)(t->ring + off);
+	r->len = (uint32_t)len;
+	r->hlen = (uint32_t)hlen;
+	r->stamp = (uint32_t)(t->tail / LINE);
+	memcpy(r + 1, hdr, hlen);
+	if (len)
+		memcpy((char *)(r + 1) + ALIGN(hlen, 8), data, len);
+	__atomic_store_n(&r->flag, REC_DATA, __ATOMIC_RELEASE);
+	t->tail += need;
+	return 0;
+}
+
+int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const void *data,
+                size_t len, void *cookie)
+{
+	struct tx *t = &s->tx[li];
+	struct tp_frag *f;
+	int ref;
+
+	if (len > s->frag) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (!t->q.head && ring_put(s, t, hdr, hlen, data, len) == 0)
+		return 0;
+	ref = len > s->eager;
+	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
+	if (!f)
+		return -1;
+	tp_fifo_push(&t->q, f);
+	s->nqueued++;
+	return ref;
+}
+
+/* Zero the first word of every consumed line, then publish the consumer position. */
+static void release(const struct tp_shm *s, struct rx *x)
+{
+	for (uint64_t p = x->clean; p < x->pos; p += LINE)
+		*(uint32_t *)(x->ring + (size_t)(p & (s->rbytes - 1))) = 0;
+	x->clean = x->pos;
+	__atomic_store_n(x->head, x->pos, __ATOMIC_RELEASE);
+}
+
+static int drain(struct tp_shm *s, struct rx *x, int budget)
+{
+	const struct tp_ops *ops = &s->tp->cfg.ops;
+	int n;
+
+	for (n = 0; n < budget; n++) {
+		size_t off = (size_t)(x->pos & (s->rbytes - 1)), need;
+		struct rec *r = (struct rec *)(x->ring + off);
+		uint32_t flag = __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE);
+
+		if (!flag || r->stamp != (uint32_t)(x->pos / LINE))
+			break;
+		if (flag == REC_SKIP) {
+			need = s->rbytes - off;
+		} else {
+			const char *h = (const char *)(r + 1);
+			need = ALIGN(REC_HDR + ALIGN(r->hlen, 8) + r->len, LINE);
+			ops->recv(s->tp->cfg.arg, x->rank, h, r->hlen, h + ALIGN(r->hlen, 8),
+			          r->len);
+		}
+		x->pos += need;
+		/* consumed lines must be handed back well before the position laps them */
+		if (x->pos - x->clean >= s->rbytes / 8)
+			release(s, x);
+	}
+	/* Handing lines back costs a cache-line upgrade each; do it when idle or in batches so
+	 * it stays off the path of a reply sent right after this message. */
+	if (n == 0 && x->pos != x->clean)
+		release(s, x);
+	return n;
+}
+
+static int flush(struct tp_shm *s, struct tx *t)
+{
+	struct tp_frag *f;
+	int n = 0;
+
+	while ((f = t->q.head) && ring_put(s, t, f->hdr, f->hlen, f->data, f->len) == 0) {
+		tp_fifo_pop(&t->q);
+		s->nqueued--;
+		tp_frag_done(s->tp, f);
+		n++;
+	}
+	return n;
+}
+
+int tp_shm_poll(struct tp_shm *s)
+{
+	int n = 0;
+
+	/* One record per call, from the first peer (round robin) that has one: a message that
+	 * completes a wait returns at once instead of first touching the next ring lines. */
+	for (int k = 0; k < s->npeers && !n; k++) {
+		int idx = s->next + k < s->npeers ? s->next + k : s->next + k - s->npeers;
+
+		n = drain(s, &s->rx[s->peers[idx]], 1);
+		if (n)
+			s->next = idx + 1 < s->npeers ? idx + 1 : 0;
+	}
+	if (s->nqueued)
+		for (int k = 0; k < s->npeers; k++)
+			n += flush(s, &s->tx[s->peers[k]]);
+	return n;
+}
+
+int tp_shm_busy(const struct tp_shm *s)
+{
+	return s->nqueued;
+}
+
+size_t tp_shm_eager_max(const struct tp_shm *s)
+{
+	return s->eager;
+}
+
+size_t tp_shm_frag_max(const struct tp_shm *s)
+{
+	return s->frag;
+}
+
+int tp_shm_can_get(const struct tp_shm *s)
+{
+	return s->cma;
+}
+
+int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
+{
+	pid_t pid = (pid_t)s->pids[li];
+
+	while (len) {
+		struct iovec l = {dst, len};
+		struct iovec r = {(void *)(uintptr_t)raddr, len};
+		ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n == 0)
+				errno = EFAULT;
+			return -1;
+		}
+		dst = (char *)dst + n;
+		raddr += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

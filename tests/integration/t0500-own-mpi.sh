@@ -1,0 +1,30 @@
+#!/bin/bash
+# t0500: lamkit's own MPI library (libmpi.a, static) under lamkit mpiexec: its semantic tests
+# (ordering, wildcards, truncation, datatypes, communicators, every collective) and the common
+# test programs, over shared memory and over TCP.
+# timeout: 300
+. "$(dirname "$0")/../lib/common.sh"
+D=$LAMKIT_TOP/out/mpi-lamkit
+[ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
+[ -x "$D/lk_p2p" ] || skip_all "own MPI test programs not built"
+
+for n in 1 2 3 4; do
+	for p in lk_p2p lk_dtype lk_coll lk_comm; do
+		[ $n = 1 ] && [ $p = lk_p2p -o $p = lk_dtype ] && continue # they need a peer
+		out=$(LKX_TIMEOUT=120 lkx -n $n "$D/$p" 2>&1); rc=$?
+		is "$rc" 0 "$p -n $n exits 0"
+		like "$out" "$p: OK size=$n" "$p -n $n checks pass"
+	done
+done
+like "$(lkx -n 4 "$D/ring" 3)" "ring: OK laps=3 size=4" "ring -n 4"
+like "$(lkx -n 3 "$D/collectives" 256)" "collectives: OK size=3" "collectives -n 3"
+like "$(LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "large: OK" "large messages 0 B .. 8 MiB"
+is "$(lkx -n 4 "$D/hello" | grep -c 'of 4 on')" 4 "hello -n 4"
+for p in lk_p2p lk_coll; do
+	like "$(LAMKIT_TP=tcp LKX_TIMEOUT=120 lkx -n 3 "$D/$p" 2>&1)" "$p: OK size=3" "$p -n 3 over TCP (LAMKIT_TP=tcp)"
+done
+like "$(LKX_TIMEOUT=200 lkx -n 8 "$D/lk_coll" 2>&1)" "lk_coll: OK size=8" "lk_coll -n 8 oversubscribed"
+out=$("$D/hello" 2>&1); like "$out" "hello from rank 0 of 1" "a singleton without launcher"
+ls /dev/shm | grep -q "lamkit" && ok 1 "no lamkit shm segment left" || ok 0 "no lamkit shm segment left"
+is "$(ls "$LAMKIT_TMPDIR/lamkit-$(id -u)" 2>/dev/null)" "" "no session directory left"
+done_testing

@@ -1,0 +1,178 @@
+/* tests/mpi/lk_dtype.c: derived datatypes: layouts on the wire, extents, pack, contents. */
+#include <string.h>
+
+#include "lk_util.h"
+
+struct rec {
+	int a;
+	double b;
+	char c;
+};
+
+/* Rank 0 sends with stype/sbuf, rank 1 receives with rtype into rbuf; both sides then compare
+ * the packed signature of what was sent with what arrived. */
+static void xfer(MPI_Datatype st, int sc, const void *sbuf, MPI_Datatype rt, int rc, void *rbuf,
+                 const char *what)
+{
+	int ss, rs;
+	char *a, *b;
+	int pa = 0, pb = 0;
+
+	MPI_Pack_size(sc, st, MPI_COMM_WORLD, &ss);
+	MPI_Pack_size(rc, rt, MPI_COMM_WORLD, &rs);
+	a = malloc((size_t)ss + 1);
+	b = malloc((size_t)rs + 1);
+	if (lk_rank == 0) {
+		MPI_Send(sbuf, sc, st, 1, 0, MPI_COMM_WORLD);
+	} else if (lk_rank == 1) {
+		MPI_Status s;
+		int n;
+		MPI_Recv(rbuf, rc, rt, 0, 0, MPI_COMM_WORLD, &s);
+		MPI_Get_count(&s, rt, &n);
+		LK_CHECK(n == rc, "%s: count %d want %d", what, n, rc);
+		MPI_Pack(sbuf, sc, st, a, ss, &pa, MPI_COMM_WORLD);
+		MPI_Pack(rbuf, rc, rt, b, rs, &pb, MPI_COMM_WORLD);
+		LK_CHECK(pa == pb && memcmp(a, b, (size_t)pa) == 0, "%s: data differs", what);
+	}
+	free(a);
+	free(b);
+}
+
+static void test_vector_indexed(void)
+{
+	enum { N = 1000 };
+	double *m = malloc(sizeof(double) * N * 8), *col = calloc(N, sizeof(double));
+	double *out = calloc(N * 8, sizeof(double));
+	int bl[4] = {1, 2, 3, 4}, dp[4] = {0, 5, 11, 30}, ib[3] = {7, 1, 20}, sz;
+	MPI_Datatype vec, idx, blk, hv, cont, vr;
+	MPI_Aint lb, ext;
+
+	for (int i = 0; i < N * 8; i++)
+		m[i] = i * 0.5;
+	MPI_Type_vector(N, 1, 8, MPI_DOUBLE, &vec); /* one column of an N x 8 matrix */
+	MPI_Type_commit(&vec);
+	MPI_Type_size(vec, &sz);
+	MPI_Type_get_extent(vec, &lb, &ext);
+	LK_CHECK(sz == N * 8 && lb == 0 && ext == (MPI_Aint)((N - 1) * 8 + 1) * 8, "vector extent");
+	xfer(vec, 1, m + 3, MPI_DOUBLE, N, col, "vector->contig");
+	if (lk_rank == 1)
+		LK_CHECK(col[N - 1] == ((N - 1) * 8 + 3) * 0.5, "vector column value");
+	for (int i = 0; i < N; i++)
+		col[i] = -i;
+	xfer(MPI_DOUBLE, N, col, vec, 1, out + 5, "contig->vector");
+
+	MPI_Type_indexed(4, bl, dp, MPI_DOUBLE, &idx);
+	MPI_Type_commit(&idx);
+	xfer(idx, 3, m, idx, 3, out + 4000, "indexed x3");
+	MPI_Type_create_indexed_block(3, 2, ib, MPI_DOUBLE, &blk);
+	MPI_Type_commit(&blk);
+	xfer(blk, 2, m, MPI_DOUBLE, 12, col, "indexed_block");
+	MPI_Type_create_hvector(10, 3, 100, MPI_DOUBLE, &hv);
+	MPI_Type_commit(&hv);
+	xfer(hv, 2, m, hv, 2, out + 3000, "hvector");
+	MPI_Type_contiguous(7, vec, &cont);
+	MPI_Type_free(&vec);
+	MPI_Type_commit(&cont);
+	MPI_Type_size(cont, &sz);
+	LK_CHECK(sz == 7 * N * 8, "contiguous of freed vector size %d", sz);
+	MPI_Type_create_resized(MPI_INT, -4, 16, &vr);
+	MPI_Type_get_extent(vr, &lb, &ext);
+	LK_CHECK(lb == -4 && ext == 16, "resized lb %ld ext %ld", (long)lb, (long)ext);
+	MPI_Type_get_true_extent(vr, &lb, &ext);
+	LK_CHECK(lb == 0 && ext == 4, "resized true lb %ld ext %ld", (long)lb, (long)ext);
+	MPI_Type_free(&cont);
+	MPI_Type_free(&idx);
+	MPI_Type_free(&blk);
+	MPI_Type_free(&hv);
+	MPI_Type_free(&vr);
+	free(m);
+	free(col);
+	free(out);
+}
+
+static void test_struct(void)
+{
+	struct rec r[5] = {{0, 0, 0}}, g[5];
+	int bl[3] = {1, 1, 1}, ni, na, nt, comb, ints[8], cnt;
+	MPI_Aint d[3], base, addrs[8], lb, ext;
+	MPI_Datatype t[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR}, st, types[8], dup;
+
+	MPI_Get_address(&r[0], &base);
+	MPI_Get_address(&r[0].a, &d[0]);
+	MPI_Get_address(&r[0].b, &d[1]);
+	MPI_Get_address(&r[0].c, &d[2]);
+	for (int i = 0; i < 3; i++)
+		d[i] -= base;
+	MPI_Type_create_struct(3, bl, d, t, &st);
+	MPI_Type_commit(&st);
+	MPI_Type_get_extent(st, &lb, &ext);
+	LK_CHECK(ext == (MPI_Aint)sizeof(struct rec), "struct extent %ld", (long)ext);
+	for (int i = 0; i < 5; i++) {
+		r[i].a = i;
+		r[i].b = i * 1.5;
+		r[i].c = (char)('a' + i);
+	}
+	memset(g, 0, sizeof(g));
+	xfer(st, 5, r, st, 5, g, "struct");
+	if (lk_rank == 1)
+		LK_CHECK(g[4].a == 4 && g[4].b == 6.0 && g[4].c == 'e', "struct values");
+	MPI_Type_get_envelope(st, &ni, &na, &nt, &comb);
+	LK_CHECK(comb == MPI_COMBINER_STRUCT && ni == 4 && na == 3 && nt == 3, "struct envelope");
+	MPI_Type_get_contents(st, 8, 8, 8, ints, addrs, types);
+	LK_CHECK(ints[0] == 3 && addrs[1] == d[1] && types[2] == MPI_CHAR, "struct contents");
+	MPI_Type_dup(st, &dup);
+	MPI_Type_get_envelope(dup, &ni, &na, &nt, &comb);
+	LK_CHECK(comb == MPI_COMBINER_DUP && nt == 1, "dup envelope");
+	MPI_Type_get_envelope(MPI_INT, &ni, &na, &nt, &comb);
+	LK_CHECK(comb == MPI_COMBINER_NAMED, "named envelope");
+	/* Get_elements on a partial struct message */
+	if (lk_rank == 0) {
+		MPI_Send(r, 3, MPI_INT, 1, 7, MPI_COMM_WORLD);
+	} else if (lk_rank == 1) {
+		MPI_Status s;
+		int buf[3];
+		MPI_Recv(buf, 3, MPI_INT, 0, 7, MPI_COMM_WORLD, &s);
+		MPI_Get_elements(&s, MPI_INT, &cnt);
+		LK_CHECK(cnt == 3, "get_elements %d", cnt);
+	}
+	MPI_Type_free(&dup);
+	MPI_Type_free(&st);
+}
+
+static void test_pack(void)
+{
+	int v[10], w[10], pos = 0, sz;
+	double x = 3.25, y = 0;
+	char buf[256];
+
+	for (int i = 0; i < 10; i++)
+		v[i] = i * i;
+	MPI_Pack(v, 10, MPI_INT, buf, sizeof(buf), &pos, MPI_COMM_WORLD);
+	MPI_Pack(&x, 1, MPI_DOUBLE, buf, sizeof(buf), &pos, MPI_COMM_WORLD);
+	MPI_Pack_size(10, MPI_INT, MPI_COMM_WORLD, &sz);
+	LK_CHECK(sz >= 40, "pack_size %d", sz);
+	if (lk_rank == 0) {
+		MPI_Send(buf, pos, MPI_PACKED, 1, 3, MPI_COMM_WORLD);
+	} else if (lk_rank == 1) {
+		MPI_Recv(buf, sizeof(buf), MPI_PACKED, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		pos = 0;
+		MPI_Unpack(buf, sizeof(buf), &pos, w, 10, MPI_INT, MPI_COMM_WORLD);
+		MPI_Unpack(buf, sizeof(buf), &pos, &y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+		LK_CHECK(w[9] == 81 && y == 3.25, "unpack values");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	lk_init(&argc, &argv, "lk_dtype");
+	if (lk_size < 2) {
+		if (lk_rank == 0)
+			printf("lk_dtype: needs 2 or more ranks\n");
+		MPI_Finalize();
+		return 1;
+	}
+	test_vector_indexed();
+	test_struct();
+	test_pack();
+	return lk_finish();
+}
