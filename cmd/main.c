@@ -16,7 +16,7 @@ const struct cmd cmd_table[] = {
 	{"nodes", "lamnodes", "list the universe's nodes, their state, slots and addresses", NULL, NULL, 0},
 	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
 	 NULL, cmd_mpiexec, 0},
-	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, NULL, 0},
+	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
 	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)", NULL, NULL, 1},
 	{"version", NULL, "print versions of lamkit, Lua and libsodium", NULL, cmd_version, 0},
 	{"help", NULL, "list commands, or show one command's help", NULL, cmd_help, 0},

@@ -1,0 +1,122 @@
+/* cmd/mpicc.c: `lamkit mpicc`: compile and link C programs against lamkit's mpi.h and
+ * libmpi.a, found next to the binary (release: bin/../include, bin/../lib; build tree:
+ * out/include, out/lib). Default: the system cc with the glibc libraries; -musl: musl-gcc
+ * with the musl libraries and -static, a program that needs nothing on the nodes. */
+#include "cmd.h"
+#include "core.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "lamkit mpicc [-show] [-musl] [COMPILER ARGS...]\n"
+    "Runs the C compiler with lamkit's MPI headers and libraries added:\n"
+    "  -show   print the command instead of running it\n"
+    "  -musl   use musl-gcc and link statically against the musl build of the libraries\n"
+    "The compiler is $LAMKIT_CC (default cc, or musl-gcc with -musl). Compile-only runs\n"
+    "(-c, -E, -S, -M) get no libraries.\n";
+
+static int is_dir_with(const char *dir, const char *file)
+{
+	char p[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	return stat(p, &st) == 0;
+}
+
+/* Find DIR such that DIR/include/mpi.h exists: the binary's dir or its parent. */
+static int find_prefix(char *prefix, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0'; /* the binary's directory */
+	if (is_dir_with(exe, "include/mpi.h")) {
+		snprintf(prefix, len, "%s", exe);
+		return 0;
+	}
+	slash = strrchr(exe, '/');
+	if (slash) {
+		*slash = '\0';
+		if (is_dir_with(exe[0] ? exe : "/", "include/mpi.h")) {
+			snprintf(prefix, len, "%s", exe[0] ? exe : "/");
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int compile_only(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "-E") || !strcmp(argv[i], "-S") ||
+		    !strcmp(argv[i], "-M") || !strcmp(argv[i], "-MM"))
+			return 1;
+	return 0;
+}
+
+int cmd_mpicc(int argc, char **argv)
+{
+	char prefix[PATH_MAX], inc[PATH_MAX + 16], lib[PATH_MAX + 16];
+	int show = 0, musl = 0, n = 0;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-help"))) {
+		printf("usage: %s", usage);
+		return 0;
+	}
+	if (find_prefix(prefix, sizeof prefix) < 0) {
+		fprintf(stderr, "lamkit mpicc: cannot find include/mpi.h next to the lamkit binary "
+		                "(expected BIN/../include or BIN/include)\n");
+		return 1;
+	}
+	char **args = calloc((size_t)argc + 16, sizeof *args);
+	if (!args)
+		return CORE_EXIT_SYSTEM;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-show"))
+			show = 1;
+		else if (!strcmp(argv[i], "-musl"))
+			musl = 1;
+	}
+	const char *cc = getenv("LAMKIT_CC");
+	args[n++] = (char *)(cc && *cc ? cc : musl ? "musl-gcc" : "cc");
+	snprintf(inc, sizeof inc, "-I%s/include", prefix);
+	args[n++] = inc;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-show") && strcmp(argv[i], "-musl"))
+			args[n++] = argv[i];
+	if (!compile_only(argc, argv)) {
+		snprintf(lib, sizeof lib, "-L%s/lib%s", prefix, musl ? "/musl" : "");
+		args[n++] = lib;
+		args[n++] = "-lmpi";
+		args[n++] = "-ltransport";
+		args[n++] = "-lpmi";
+		args[n++] = "-lm";
+		if (musl)
+			args[n++] = "-static";
+	}
+	args[n] = NULL;
+	if (show) {
+		for (int i = 0; i < n; i++)
+			printf("%s%s", i ? " " : "", args[i]);
+		printf("\n");
+		free(args);
+		return 0;
+	}
+	execvp(args[0], args);
+	fprintf(stderr, "lamkit mpicc: cannot run %s: %s\n", args[0], strerror(errno));
+	free(args);
+	return 127;
+}
