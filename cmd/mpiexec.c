@@ -135,9 +135,12 @@ static struct app_opts *new_app(struct opts *o)
 
 #define NEED(k)                                                                                    \
 	do {                                                                                       \
-		if (!inl && i + (k) >= argc)                                                       \
-			return cmd_usage_error("mpiexec", "option '%s' needs %s", argv[i],         \
-			                       (k) == 2 ? "a name and a value" : "a value");       \
+		if (!inl && i + (k) >= argc) {                                                     \
+			rc = cmd_usage_error("mpiexec", "option '%s' needs %s", argv[i],           \
+			                     (k) == 2 ? "a name and a value" : "a value");         \
+			free(copy);                                                                \
+			return rc;                                                                 \
+		}                                                                                  \
 	} while (0)
 #define VAL() (inl ? inl : argv[++i])
 
