@@ -332,6 +332,7 @@ void boot_job_destroy(boot_job_t *j)
 	if (j->devnull >= 0)
 		close(j->devnull);
 	free(j->app_ompi);
+	boot_job_env_free_cache(j);
 	for (int a = 0; j->exe_paths && a < j->js.napps; a++)
 		free(j->exe_paths[a]);
 	free(j->exe_paths);

@@ -96,9 +96,7 @@ const char *boot_env_get(char *const *envp, const char *name)
 
 void boot_env_free(char **envp)
 {
-	for (char **p = envp; p && *p; p++)
-		free(*p);
-	free(envp);
+	free(envp); /* one block: pointers and the per-rank strings (see boot_job_env) */
 }
 
 static void ompi_env(boot_job_t *j, struct envb *e)
@@ -121,32 +119,80 @@ static void ompi_env(boot_job_t *j, struct envb *e)
 		env_set(e, "OMPI_MCA_mpi_yield_when_idle", "1");
 }
 
-char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,
-                    int localid)
+/* The part of an app's environment that is the same for all its ranks, built once per job:
+ * the job's, the app's -env, then what PMI and the MPI library need. */
+static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 {
 	struct envb e = {0};
+	int a = (int)(app - j->js.apps);
 
+	if (!j->app_env && !(j->app_env = calloc((size_t)j->js.napps, sizeof *j->app_env)))
+		return NULL;
+	if (j->app_env[a])
+		return j->app_env[a];
 	for (int i = 0; i < j->js.nenv; i++)
 		env_put(&e, strdup(j->js.env[i]));
 	for (int i = 0; i < app->nenv; i++)
 		env_put(&e, strdup(app->env[i]));
-	if (j->js.pmi_port) {
+	/* set per rank below: never inherited from the caller by accident */
+	env_drop_prefix(&e, "PMI_RANK=");
+	env_drop_prefix(&e, "PMI_ID=");
+	env_drop_prefix(&e, "MPI_LOCALRANKID=");
+	if (j->js.pmi_port)
 		env_set(&e, "PMI_PORT", "%s", j->port_str);
-		env_set(&e, "PMI_ID", "%d", r->rank);
-	} else {
+	else
 		env_set(&e, "PMI_FD", "%d", BOOT_PMI_FD_NUM);
-	}
-	env_set(&e, "PMI_RANK", "%d", r->rank);
 	env_set(&e, "PMI_SIZE", "%d", j->js.size);
 	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
-	env_set(&e, "MPI_LOCALRANKID", "%d", localid);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
 	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
-	if (j->app_ompi && j->app_ompi[app - j->js.apps] && j->pmi_lib[0])
+	if (j->app_ompi && j->app_ompi[a] && j->pmi_lib[0])
 		ompi_env(j, &e);
 	if (e.err || !e.v) {
-		boot_env_free(e.v);
+		for (int i = 0; i < e.n; i++)
+			free(e.v[i]);
+		free(e.v);
 		return NULL;
 	}
-	return e.v;
+	return j->app_env[a] = e.v;
+}
+
+void boot_job_env_free_cache(boot_job_t *j)
+{
+	for (int a = 0; j->app_env && a < j->js.napps; a++) {
+		for (char **p = j->app_env[a]; p && *p; p++)
+			free(*p);
+		free(j->app_env[a]);
+	}
+	free(j->app_env);
+	j->app_env = NULL;
+}
+
+char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,
+                    int localid)
+{
+	char **base = app_base_env(j, app), own[3][48];
+	int n = 0, k = 0;
+
+	if (!base)
+		return NULL;
+	while (base[n])
+		n++;
+	snprintf(own[k++], sizeof own[0], "PMI_RANK=%d", r->rank);
+	snprintf(own[k++], sizeof own[0], "MPI_LOCALRANKID=%d", localid);
+	if (j->js.pmi_port)
+		snprintf(own[k++], sizeof own[0], "PMI_ID=%d", r->rank);
+	/* one block: the base pointers (borrowed), our k strings, NULL; boot_env_free frees it */
+	size_t ptrs = (size_t)(n + k + 1) * sizeof(char *);
+	char **envp = malloc(ptrs + sizeof own);
+	if (!envp)
+		return NULL;
+	memcpy(envp, base, (size_t)n * sizeof(char *));
+	char *str = (char *)envp + ptrs;
+	for (int i = 0; i < k; i++) {
+		memcpy(str + i * sizeof own[0], own[i], sizeof own[0]);
+		envp[n + i] = str + i * sizeof own[0];
+	}
+	envp[n + k] = NULL;
+	return envp;
 }

@@ -42,6 +42,7 @@ struct boot_job {
 	char port_str[64]; /* "host:port" */
 	uint32_t fence_epoch;
 	int64_t fence_timer;
+	char ***app_env;        /* per app: the environment all its ranks share */
 	int *app_ompi;          /* per app: 1 = built with Open MPI (gets its environment) */
 	int ompi;               /* program built with Open MPI */
 	int devnull;            /* stdin of ranks other than 0 */
@@ -67,6 +68,8 @@ void boot_job_pmi_destroy(boot_job_t *j);
 char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,
                     int localid);
 void boot_env_free(char **envp);
+/* Free the per-app environments cached by boot_job_env. */
+void boot_job_env_free_cache(boot_job_t *j);
 /* Value of NAME in envp, or NULL. */
 const char *boot_env_get(char *const *envp, const char *name);
 

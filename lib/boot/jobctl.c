@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -367,22 +369,32 @@ static pid_t fork_agent(const struct boot_run_opts *o, int *fd)
 	return pid;
 }
 
+/* The agent exits once we hang up. Wait for it without polling (pidfd), at most 5 s, then
+ * SIGKILL it: nothing of ours outlives mpiexec. */
 static void reap_agent(struct ctl *c)
 {
-	int64_t end = core_now_ms() + 5000;
 	int st;
 
-	while (c->agent_pid > 0) {
-		pid_t p = waitpid(c->agent_pid, &st, WNOHANG);
-		if (p == c->agent_pid || (p < 0 && errno != EINTR))
-			break;
-		if (core_now_ms() > end) {
+	if (c->agent_pid <= 0)
+		return;
+	int pfd = (int)syscall(SYS_pidfd_open, c->agent_pid, 0);
+	int64_t end = core_now_ms() + 5000;
+	while (waitpid(c->agent_pid, &st, WNOHANG) == 0) {
+		int64_t left = end - core_now_ms();
+		if (left <= 0) {
 			kill(c->agent_pid, SIGKILL);
 			waitpid(c->agent_pid, &st, 0);
 			break;
 		}
-		usleep(1000);
+		if (pfd >= 0) {
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			poll(&p, 1, (int)left);
+		} else {
+			usleep(1000); /* kernels before 5.3 have no pidfd */
+		}
 	}
+	if (pfd >= 0)
+		close(pfd);
 }
 
 int boot_run_local(const struct boot_run_opts *o)

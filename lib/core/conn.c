@@ -232,19 +232,8 @@ int core_conn_send(core_conn_t *c, unsigned type, const void *a, size_t alen, co
 	c->outlen += CORE_FRAME_HDR + len;
 	if (c->outlen - c->outoff >= HIGH_WATER)
 		c->was_high = 1;
-	if (c->in_cb) {
-		conn_update(c);
-		return 0;
-	}
-	/* write at once: most frames go out without a trip through epoll. A failure here calls
-	 * on_close, which may destroy the conn: hold it until we are out. */
-	c->in_cb = 1;
-	conn_write(c);
-	c->in_cb = 0;
-	if (c->dead) {
-		free(c);
-		return 0;
-	}
+	/* no write here: frames queued during one pass of the event loop leave together in one
+	 * write() when epoll reports the socket writable, right after this pass */
 	conn_update(c);
 	return 0;
 }
