@@ -2,8 +2,10 @@
 #include "agent.h"
 #include "core.h"
 #include "session.h"
+#include "spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +165,29 @@ static void send_hello(boot_agent_t *ag)
 	core_w_free(&w);
 }
 
+/* "<agentdir>/agent" = "pid starttime": lets wipe kill this agent if it is left behind. */
+static void write_agent_record(boot_agent_t *ag)
+{
+	char path[sizeof ag->root + 8], line[64];
+	int n =
+	    snprintf(line, sizeof line, "%d %llu\n", (int)getpid(), boot_proc_starttime(getpid()));
+
+	snprintf(path, sizeof path, "%s/agent", ag->root);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || core_write_all(fd, line, (size_t)n) < 0)
+		core_log(CORE_LOG_WARN, "agent: cannot write %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void remove_agent_record(boot_agent_t *ag)
+{
+	char path[sizeof ag->root + 8];
+
+	snprintf(path, sizeof path, "%s/agent", ag->root);
+	unlink(path);
+}
+
 int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o)
 {
 	boot_agent_t ag = {.opts = o};
@@ -186,11 +211,13 @@ int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o)
 		core_ev_destroy(ag.ev);
 		return CORE_EXIT_SYSTEM;
 	}
+	write_agent_record(&ag);
 	core_ev_signal(ag.ev, SIGCHLD, on_sigchld, &ag);
 	core_ev_signal(ag.ev, SIGTERM, on_term, &ag);
 	core_ev_signal(ag.ev, SIGHUP, on_term, &ag);
 	core_ev_signal(ag.ev, SIGINT, on_term, &ag);
 	signal(SIGPIPE, SIG_IGN);
+	boot_spawn_raise_nofile();
 	core_conn_t *ctl = core_conn_create(ag.ev, ctl_fd, on_ctl_frame, on_ctl_close, &ag);
 	if (!ctl) {
 		rc = CORE_EXIT_SYSTEM;
@@ -210,6 +237,7 @@ out:
 	}
 	free(ag.jobs);
 	core_conn_destroy(ag.ctl);
+	remove_agent_record(&ag);
 	rmdir(ag.root);
 	core_ev_destroy(ag.ev);
 	return rc;

@@ -9,9 +9,25 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static struct rlimit nofile_orig;
+static int nofile_raised;
+
+void boot_spawn_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	nofile_orig = rl;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		nofile_raised = 1;
+}
 
 /* Child side: only system calls, no allocation, no stdio (we share memory with the parent). */
 static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
@@ -32,6 +48,8 @@ static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
 	/* ignored and blocked signals survive exec: undo what lamkit itself changed (SIGPIPE
 	 * ignored, signals blocked for signalfd), keep what the user set (nohup's SIGHUP) */
 	signal(SIGPIPE, SIG_DFL);
+	if (nofile_raised) /* the program gets the limit we were given, not our raised one */
+		setrlimit(RLIMIT_NOFILE, &nofile_orig);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (sp->extra_fd >= 0 && sp->extra_fd != sp->extra_fd_target &&

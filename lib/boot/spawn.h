@@ -22,6 +22,10 @@ struct boot_spawn {
  * in that case the child has been reaped already. */
 pid_t boot_spawn(const struct boot_spawn *sp);
 
+/* An agent holds ~3 fds per rank: raise our soft RLIMIT_NOFILE to the hard limit; spawned
+ * programs get the original soft limit back. */
+void boot_spawn_raise_nofile(void);
+
 /* Find `name` like execvp would, in `path` (a PATH value; NULL = the default path),
  * relative names against wdir. Writes the result into buf. 0, or -1 with errno
  * (ENOENT, EACCES, ENOTDIR, ENAMETOOLONG). */

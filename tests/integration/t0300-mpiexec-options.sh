@@ -64,5 +64,7 @@ touch "$T/noexec"
 err=$(lkx -n 1 ./noexec 2>&1); rc=$?
 is "$rc" 126 "a non-executable program exits 126"
 like "$err" "Permission denied" "and says permission denied"
+out=$(ulimit -Sn 256 && lkx -n 120 sh -c 'ulimit -n' | sort | uniq -c | awk '{print $1, $2}')
+is "$out" "120 256" "120 ranks (360 agent fds) start under a soft fd limit of 256, and keep that limit"
 is "$(ls "$LAMKIT_TMPDIR/lamkit-$(id -u)")" "" "no session directory left"
 done_testing
