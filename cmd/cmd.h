@@ -23,6 +23,7 @@ int cmd_lua(int argc, char **argv);
 int cmd_lua_dump(int argc, char **argv);
 int cmd_mpiexec(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_wipe(int argc, char **argv);
 int cmd_mpicc(int argc, char **argv);
 
 #endif

@@ -11,13 +11,27 @@ const struct cmd cmd_table[] = {
 	{"boot", "lamboot", "start one agent per node of a boot schema (a universe)", NULL, NULL, 0},
 	{"grow", "lamgrow", "add a node to the running universe", NULL, NULL, 0},
 	{"recon", "recon", "check that every node of a schema can be reached and runs lamkit", NULL, NULL, 0},
-	{"wipe", "wipe", "forcibly end the universe on every node and remove what it left", NULL, NULL, 0},
+	{"wipe", "wipe", "forcibly end the universe on every node and remove what it left",
+	 "lamkit wipe [-n|--dry-run] [-v|--verbose] [SCHEMA]\n"
+	 "Without SCHEMA: on this node, kills every process this user's lamkit session records name\n"
+	 "(agents, ranks, and what they left running; a recorded pid now used by another process is\n"
+	 "left alone), removes the registered shared-memory segments and temp files, and removes the\n"
+	 "session directories under $LAMKIT_TMPDIR, $TMPDIR or /tmp (lamkit-UID/). Needs no agent.\n"
+	 "  -n  only list what would be done     -v  list every process killed and path removed\n"
+	 "Prints a one-line summary; problems get one line each on stderr. Exit 0, or 1 when\n"
+	 "something could not be killed or removed. With SCHEMA (every node of it): not yet built.\n",
+	 cmd_wipe, 0},
 	{"halt", "lamhalt", "shut the universe down gracefully", NULL, NULL, 0},
 	{"nodes", "lamnodes", "list the universe's nodes, their state, slots and addresses", NULL, NULL, 0},
 	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
 	 NULL, cmd_mpiexec, 0},
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
-	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)", NULL, NULL, 1},
+	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)",
+	 "lamkit agent --wipe [-n] [-v]\n"
+	 "Internal. --wipe: do `lamkit wipe` for this node (-n: dry run) and print one line:\n"
+	 "  wipe host=H dry=0|1 killed=N gone=N reused=N untrusted=N files=N skipped=N dirs=N failed=N\n"
+	 "or `wipe host=H error=MESSAGE` (exit 111). Problems go to stderr. Exit 1 if failed > 0.\n",
+	 cmd_agent, 1},
 	{"version", NULL, "print versions of lamkit, Lua and libsodium", NULL, cmd_version, 0},
 	{"help", NULL, "list commands, or show one command's help", NULL, cmd_help, 0},
 	{"lua", NULL, "run a Lua script with the lamkit module (for writing boot modules)",
