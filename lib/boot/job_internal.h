@@ -38,8 +38,9 @@ struct boot_job {
 	size_t inlen, inoff, incap;
 	/* PMI */
 	pmi_server_t *pmi;
-	int listen_fd;     /* PMI_PORT mode */
-	char port_str[64]; /* "host:port" */
+	int listen_fd;      /* PMI_PORT mode */
+	char port_str[64];  /* "host:port" */
+	struct anon *anons; /* PMI_PORT connections not yet identified (job_pmi.c) */
 	uint32_t fence_epoch;
 	int64_t fence_timer;
 	char ***app_env;        /* per app: the environment all its ranks share */

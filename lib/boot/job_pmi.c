@@ -208,7 +208,15 @@ int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errl
 struct anon {
 	struct boot_rank tmp; /* stands in for the rank until initack names it */
 	pmi_conn_t *c;
+	struct anon *next, **prev; /* in j->anons, so a job that ends frees them */
 };
+
+static void anon_unlink(struct anon *a)
+{
+	*a->prev = a->next;
+	if (a->next)
+		a->next->prev = a->prev;
+}
 
 static void on_anon(core_ev_t *ev, int fd, unsigned events, void *arg)
 {
@@ -230,6 +238,7 @@ static void on_anon(core_ev_t *ev, int fd, unsigned events, void *arg)
 				r->pmi_fd = fd;
 				pmi_conn_set_data(a->c, r);
 				core_ev_fd(ev, fd, CORE_EV_READ, on_pmi, r);
+				anon_unlink(a);
 				free(a);
 				return;
 			}
@@ -242,6 +251,7 @@ static void on_anon(core_ev_t *ev, int fd, unsigned events, void *arg)
 	core_ev_fd_del(ev, fd);
 	close(fd);
 	pmi_conn_destroy(a->c);
+	anon_unlink(a);
 	free(a);
 }
 
@@ -263,6 +273,11 @@ static void on_accept(core_ev_t *ev, int lfd, unsigned events, void *arg)
 	a->tmp = (struct boot_rank){
 	    .job = j, .rank = -1, .pmi_fd = fd, .out_fd = -1, .err_fd = -1, .pmi_child_fd = -1};
 	pmi_conn_set_data(a->c, &a->tmp);
+	a->next = j->anons;
+	a->prev = &j->anons;
+	if (j->anons)
+		j->anons->prev = &a->next;
+	j->anons = a;
 	core_ev_fd(ev, fd, CORE_EV_READ, on_anon, a);
 }
 
@@ -311,6 +326,14 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 
 void boot_job_pmi_destroy(boot_job_t *j)
 {
+	while (j->anons) { /* connections that never said which rank they are */
+		struct anon *a = j->anons;
+		core_ev_fd_del(j->ag->ev, a->tmp.pmi_fd);
+		close(a->tmp.pmi_fd);
+		pmi_conn_destroy(a->c);
+		anon_unlink(a);
+		free(a);
+	}
 	for (int i = 0; i < j->nranks; i++)
 		close_pmi(j, &j->r[i]);
 	if (j->listen_fd >= 0) {
