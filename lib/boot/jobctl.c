@@ -360,7 +360,12 @@ static pid_t fork_agent(const struct boot_run_opts *o, int *fd)
 		struct boot_agent_opts ao = {
 		    .name = name, .singinit_fd = o->singinit_fd, .singinit_pid = o->singinit_pid};
 		core_progname = "lamkit agent";
-		_exit(boot_agent_run(sv[1], &ao));
+		int rc = boot_agent_run(sv[1], &ao);
+#ifdef LAMKIT_SANITIZE
+		exit(rc); /* let LeakSanitizer check the agent too (stdio was flushed before fork) */
+#else
+		_exit(rc);
+#endif
 	}
 	close(sv[1]);
 	if (o->singinit_fd >= 0)
