@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0)
 		return 1;
 	long us = (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
-		  ru.ru_stime.tv_usec;
+	          ru.ru_stime.tv_usec;
 	printf("%ld\n", us);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
