@@ -362,7 +362,8 @@ static pid_t fork_agent(const struct boot_run_opts *o, int *fd)
 		core_progname = "lamkit agent";
 		int rc = boot_agent_run(sv[1], &ao);
 #ifdef LAMKIT_SANITIZE
-		exit(rc); /* let LeakSanitizer check the agent too (stdio was flushed before fork) */
+		exit(
+		    rc); /* let LeakSanitizer check the agent too (stdio was flushed before fork) */
 #else
 		_exit(rc);
 #endif
