@@ -208,6 +208,11 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_SUBARRAY         13
 #define MPI_COMBINER_DARRAY           14
 #define MPI_COMBINER_RESIZED          18
+#define MPI_ORDER_C                   56
+#define MPI_ORDER_FORTRAN             57
+#define MPI_TYPECLASS_REAL            1
+#define MPI_TYPECLASS_INTEGER         2
+#define MPI_TYPECLASS_COMPLEX         3
 
 /* Callback types. */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *type);
@@ -414,6 +419,7 @@ LK_MPI_FN(Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
 LK_MPI_FN(Cart_shift, (MPI_Comm comm, int direction, int disp, int *source, int *dest))
 LK_MPI_FN(Cart_sub, (MPI_Comm comm, const int remain[], MPI_Comm *out))
 LK_MPI_FN(Topo_test, (MPI_Comm comm, int *status))
+LK_MPI_FN(Comm_get_parent, (MPI_Comm * parent))
 LK_MPI_FN(Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out))
 LK_MPI_FN(Info_create, (MPI_Info * info))
 LK_MPI_FN(Info_set, (MPI_Info info, const char *key, const char *value))
@@ -445,6 +451,10 @@ LK_MPI_FN(Type_create_struct, (int count, const int blens[], const MPI_Aint disp
                                const MPI_Datatype types[], MPI_Datatype *out))
 LK_MPI_FN(Type_create_resized, (MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *out))
 LK_MPI_FN(Type_dup, (MPI_Datatype old, MPI_Datatype *out))
+LK_MPI_FN(Type_create_subarray,
+          (int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+           MPI_Datatype old, MPI_Datatype *out))
+LK_MPI_FN(Type_match_size, (int typeclass, int size, MPI_Datatype *type))
 LK_MPI_FN(Type_commit, (MPI_Datatype * type))
 LK_MPI_FN(Type_free, (MPI_Datatype * type))
 LK_MPI_FN(Type_size, (MPI_Datatype type, int *size))

@@ -79,10 +79,17 @@ static void comm_destroy(struct mpii_comm *c)
 		mpii_ctx_free(c->ctx);
 	mpii_group_release(c->grp);
 	mpii_group_release(c->rgrp);
-	mpii_tab_del(&mpii.comms, c->handle);
+	if (mpii_tab_get(&mpii.comms, c->handle) == c)
+		mpii_tab_del(&mpii.comms, c->handle);
 	free(c->dims);
 	free(c->periods);
 	free(c);
+}
+
+void mpii_comm_release(struct mpii_comm *c)
+{
+	if (c && --c->refs == 0)
+		comm_destroy(c);
 }
 
 void mpii_comm_fini(void)
@@ -381,7 +388,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	GET_COMM(c, *comm, "MPI_Comm_free");
 	if (c->handle <= MPI_COMM_SELF)
 		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_free");
-	comm_destroy(c);
+	/* pending requests keep the object (not the handle) until they are freed */
+	mpii_tab_del(&mpii.comms, c->handle);
+	mpii_comm_release(c);
 	*comm = MPI_COMM_NULL;
 	return MPI_SUCCESS;
 }
@@ -426,6 +435,7 @@ static int union_comm(struct mpii_comm *ic, int high, struct mpii_comm *tmp)
 	tmp->size = n;
 	tmp->errh = MPI_ERRORS_RETURN;
 	tmp->handle = MPI_COMM_NULL;
+	tmp->refs = 1; /* on the caller's stack: requests must never destroy it */
 	return MPI_SUCCESS;
 }
 
@@ -496,4 +506,11 @@ int PMPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleade
 		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Intercomm_create");
 	c->grp->refs++;
 	return finish_new(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
+}
+
+MPII_ALIAS(Comm_get_parent)
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+	*parent = MPI_COMM_NULL; /* processes are never spawned by MPI_Comm_spawn here */
+	return MPI_SUCCESS;
 }

@@ -477,3 +477,26 @@ int mpii_dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype
 		d->contig = d->seg[k].off == d->seg[k - 1].off + (MPI_Aint)d->seg[k - 1].len;
 	return MPI_SUCCESS;
 }
+
+/* Replace the recorded constructor of h (a type built from simpler ones, e.g. a subarray)
+ * with the one the user called. MPI code. */
+int mpii_dt_recontent(MPI_Datatype h, int combiner, int ni, const int *ints, int nt,
+                      const MPI_Datatype *types);
+int mpii_dt_recontent(MPI_Datatype h, int combiner, int ni, const int *ints, int nt,
+                      const MPI_Datatype *types)
+{
+	struct mpii_dtype *d = mpii_dt(h);
+
+	for (int i = 0; d->tptr && i < d->nt; i++)
+		mpii_dt_release(d->tptr[i]);
+	free(d->tptr);
+	free(d->ints);
+	free(d->aints);
+	free(d->types);
+	d->tptr = NULL;
+	d->ints = NULL;
+	d->aints = NULL;
+	d->types = NULL;
+	d->ni = d->na = d->nt = 0;
+	return set_contents(d, combiner, ni, ints, 0, NULL, nt, types);
+}

@@ -412,3 +412,88 @@ int PMPI_Unpack(const void *in, int insize, int *pos, void *out, int count, MPI_
 	*pos += (int)n;
 	return MPI_SUCCESS;
 }
+
+int mpii_dt_recontent(MPI_Datatype h, int combiner, int ni, const int *ints, int nt,
+                      const MPI_Datatype *types);
+
+/* Subarray as nested hvectors (outermost dimension last built), placed at its start offset
+ * inside a resized type spanning the whole array. */
+static int subarray(int nd, const int *sizes, const int *subsizes, const int *starts, int order,
+                    MPI_Datatype old, MPI_Datatype *out)
+{
+	struct mpii_dtype *o = mpii_dt(old);
+	MPI_Aint stride = o->extent, disp = 0;
+	MPI_Datatype t = old, n;
+	int one = 1, rc = MPI_SUCCESS;
+
+	for (int k = 0; k < nd && rc == MPI_SUCCESS; k++) {
+		int i = order == MPI_ORDER_C ? nd - 1 - k : k; /* fastest-varying first */
+		rc = PMPI_Type_create_hvector(subsizes[i], 1, stride, t, &n);
+		if (t != old)
+			PMPI_Type_free(&t);
+		t = n;
+		disp += (MPI_Aint)starts[i] * stride;
+		stride *= sizes[i];
+	}
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Type_create_hindexed(1, &one, &disp, t, &n);
+	if (t != old && rc == MPI_SUCCESS)
+		PMPI_Type_free(&t);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Type_create_resized(n, 0, stride, out);
+	if (rc == MPI_SUCCESS)
+		PMPI_Type_free(&n);
+	return rc;
+}
+
+MPII_ALIAS(Type_create_subarray)
+int PMPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[],
+                              const int starts[], int order, MPI_Datatype old, MPI_Datatype *out)
+{
+	int *ints, rc;
+
+	if (!mpii_dt(old))
+		return mpii_err(NULL, MPI_ERR_TYPE, "MPI_Type_create_subarray");
+	if (ndims <= 0 || (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN))
+		return mpii_err(NULL, MPI_ERR_ARG, "MPI_Type_create_subarray");
+	for (int i = 0; i < ndims; i++)
+		if (sizes[i] <= 0 || subsizes[i] <= 0 || starts[i] < 0 ||
+		    starts[i] + subsizes[i] > sizes[i])
+			return mpii_err(NULL, MPI_ERR_ARG, "MPI_Type_create_subarray");
+	rc = subarray(ndims, sizes, subsizes, starts, order, old, out);
+	if (rc != MPI_SUCCESS)
+		return mpii_err(NULL, rc, "MPI_Type_create_subarray");
+	ints = malloc(sizeof(int) * (size_t)(3 * ndims + 2));
+	if (!ints)
+		return mpii_err(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_subarray");
+	ints[0] = ndims;
+	memcpy(ints + 1, sizes, sizeof(int) * (size_t)ndims);
+	memcpy(ints + 1 + ndims, subsizes, sizeof(int) * (size_t)ndims);
+	memcpy(ints + 1 + 2 * ndims, starts, sizeof(int) * (size_t)ndims);
+	ints[1 + 3 * ndims] = order;
+	rc = mpii_dt_recontent(*out, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, ints, 1, &old);
+	free(ints);
+	return ret(rc, "MPI_Type_create_subarray");
+}
+
+MPII_ALIAS(Type_match_size)
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *type)
+{
+	static const MPI_Datatype real[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+	static const MPI_Datatype integer[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG_LONG};
+	static const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+	                                    MPI_C_LONG_DOUBLE_COMPLEX};
+	const MPI_Datatype *v = typeclass == MPI_TYPECLASS_REAL      ? real
+	                        : typeclass == MPI_TYPECLASS_INTEGER ? integer
+	                        : typeclass == MPI_TYPECLASS_COMPLEX ? cplx
+	                                                             : NULL;
+	int n = typeclass == MPI_TYPECLASS_INTEGER ? 4 : 3;
+
+	for (int i = 0; v && i < n; i++) {
+		if ((int)mpii_dt(v[i])->size == size) {
+			*type = v[i];
+			return MPI_SUCCESS;
+		}
+	}
+	return mpii_err(NULL, MPI_ERR_ARG, "MPI_Type_match_size");
+}

@@ -56,8 +56,20 @@ struct lk_request *mpii_req_new(int kind)
 	return r;
 }
 
+void mpii_req_hold(struct lk_request *r)
+{
+	r->comm->refs++;
+	if (!r->d->predefined)
+		r->d->refs++;
+	r->held = 1;
+}
+
 void mpii_req_free(struct lk_request *r)
 {
+	if (r->held) {
+		mpii_comm_release(r->comm);
+		mpii_dt_release(r->d);
+	}
 	if (req_ncache < 64) {
 		r->next = req_cache;
 		req_cache = r;
@@ -438,6 +450,7 @@ int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int t
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	fill(r, buf, count, d, dest, tag, c, coll);
+	mpii_req_hold(r);
 	r->mode = mode;
 	return mpii_start(r);
 }
@@ -451,6 +464,7 @@ int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, str
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	fill(r, buf, count, d, src, tag, c, coll);
+	mpii_req_hold(r);
 	return mpii_start(r);
 }
 

@@ -70,6 +70,7 @@ static int bsend(const void *buf, int count, struct mpii_dtype *d, int peer, int
 	}
 	mpii_pack(d, count, buf, 0, copy, n);
 	fill(r, copy, (int)n, mpii_dt(MPI_BYTE), peer, tag, c);
+	mpii_req_hold(r);
 	r->bsend = (int)n;
 	r->freed = 1;
 	mpii.bsend_used += n + MPI_BSEND_OVERHEAD;
@@ -192,6 +193,7 @@ static int init_req(const void *buf, int count, MPI_Datatype type, int peer, int
 	if (!r)
 		return mpii_err(c, MPI_ERR_NO_MEM, fn);
 	fill(r, buf, count, d, peer, tag, c);
+	mpii_req_hold(r);
 	r->mode = mode;
 	r->persistent = 1;
 	r->done = 1;

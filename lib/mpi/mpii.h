@@ -113,6 +113,9 @@ static inline int mpii_world_of(const struct mpii_comm *c, int r)
 }
 /* Give c a Cartesian topology (copies dims/periods). 0, or -1 (ENOMEM). */
 int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *periods);
+/* Drop a reference: the communicator is destroyed with the last one (MPI_Comm_free or the
+ * last request using it). */
+void mpii_comm_release(struct mpii_comm *c);
 /* Create world/self communicators. 0, or -1. */
 int mpii_comm_init(void);
 void mpii_comm_fini(void);
@@ -139,11 +142,14 @@ struct lk_request {
 	size_t msglen, got;
 	void *tmp;
 	uint64_t rid; /* remote request (CTS: the receiver's) */
+	int held;     /* comm and d are referenced */
 };
 
 /* Allocate a zeroed request; NULL on ENOMEM. */
 struct lk_request *mpii_req_new(int kind);
-/* Free (or cache) a request. */
+/* Make a heap request hold its communicator and datatype (freed by mpii_req_free). */
+void mpii_req_hold(struct lk_request *r);
+/* Free (or cache) a request, dropping what it holds. */
 void mpii_req_free(struct lk_request *r);
 /* Start a prepared send/recv request. MPI error code. */
 int mpii_start(struct lk_request *r);

@@ -162,6 +162,63 @@ static void test_pack(void)
 	}
 }
 
+static void test_subarray(void)
+{
+	int a[6][8], got[12], sizes[2] = {6, 8}, sub[2] = {3, 4}, starts[2] = {2, 3};
+	int ni, na, nt, comb, sz;
+	MPI_Datatype t, f;
+	MPI_Aint lb, ext;
+
+	for (int i = 0; i < 6; i++)
+		for (int j = 0; j < 8; j++)
+			a[i][j] = i * 100 + j;
+	MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
+	MPI_Type_commit(&t);
+	MPI_Type_size(t, &sz);
+	MPI_Type_get_extent(t, &lb, &ext);
+	LK_CHECK(sz == 48 && lb == 0 && ext == (MPI_Aint)sizeof(a), "subarray size %d ext %ld", sz,
+	         (long)ext);
+	MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+	LK_CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && nt == 1, "subarray envelope");
+	xfer(t, 1, a, MPI_INT, 12, got, "subarray C");
+	if (lk_rank == 1)
+		LK_CHECK(got[0] == 203 && got[3] == 206 && got[4] == 303 && got[11] == 406,
+		         "subarray C values %d %d %d", got[0], got[4], got[11]);
+	/* Fortran order on the same memory: dims are (8 fastest, 6) */
+	sizes[0] = 8, sizes[1] = 6, sub[0] = 4, sub[1] = 3, starts[0] = 3, starts[1] = 2;
+	MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_FORTRAN, MPI_INT, &f);
+	MPI_Type_commit(&f);
+	xfer(f, 1, a, MPI_INT, 12, got, "subarray Fortran");
+	if (lk_rank == 1)
+		LK_CHECK(got[0] == 203 && got[11] == 406, "subarray Fortran values");
+	MPI_Type_free(&t);
+	MPI_Type_free(&f);
+}
+
+/* Freeing a datatype and a communicator while a request still uses them is legal. */
+static void test_free_pending(void)
+{
+	double src[400], dst[400];
+	MPI_Datatype vec;
+	MPI_Comm dup;
+	MPI_Request r = MPI_REQUEST_NULL;
+
+	for (int i = 0; i < 400; i++)
+		src[i] = i, dst[i] = -1;
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	MPI_Type_vector(100, 1, 4, MPI_DOUBLE, &vec);
+	MPI_Type_commit(&vec);
+	if (lk_rank == 0)
+		MPI_Isend(src, 1, vec, 1, 4, dup, &r);
+	else if (lk_rank == 1)
+		MPI_Irecv(dst, 1, vec, 0, 4, dup, &r);
+	MPI_Type_free(&vec);
+	MPI_Comm_free(&dup);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
+	if (lk_rank == 1)
+		LK_CHECK(dst[396] == 396 && dst[1] == -1, "vector after free %g", dst[396]);
+}
+
 int main(int argc, char **argv)
 {
 	lk_init(&argc, &argv, "lk_dtype");
@@ -174,5 +231,7 @@ int main(int argc, char **argv)
 	test_vector_indexed();
 	test_struct();
 	test_pack();
+	test_subarray();
+	test_free_pending();
 	return lk_finish();
 }
