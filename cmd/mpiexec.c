@@ -40,6 +40,9 @@ static const char usage[] =
     "  --kill-grace MS      after forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the ranks after MS\n"
     "                       milliseconds (default 3000; LAMKIT_KILL_GRACE)\n"
     "  --mpi KIND           auto (default), mpich, openmpi or none: what environment ranks get\n"
+    "  --bind-to KIND       core (rank i on the i-th usable CPU), none, or auto (default: as the\n"
+    "                       program's own launcher: Open MPI jobs of <= 2 ranks per node on\n"
+    "                       cores, like mpirun; nothing for others, like Hydra)\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid\n"
     "  -h, --help           this help\n"
@@ -62,7 +65,7 @@ struct opts {
 	int ngenv;
 	int genv_mode; /* 1 = all, 2 = none, 3 = list */
 	char *genvlist;
-	int ppn, tag, timeout, grace, verbose, pmi_port, mpi_kind;
+	int ppn, tag, timeout, grace, verbose, pmi_port, mpi_kind, bind;
 	char *wdir;
 	int singinit_port;
 	pid_t singinit_pid;
@@ -214,6 +217,16 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 				                     "--mpi: auto, mpich, openmpi or none, "
 				                     "not '%s'",
 				                     k);
+		} else if (is(n, "bind-to")) {
+			NEED(1);
+			const char *k = VAL();
+			o->bind = is(k, "core")   ? BOOT_BIND_CORE
+			          : is(k, "none") ? BOOT_BIND_NONE
+			          : is(k, "auto") ? BOOT_BIND_AUTO
+			                          : -1;
+			if (o->bind < 0)
+				rc = cmd_usage_error("mpiexec",
+				                     "--bind-to: core, none or auto, not '%s'", k);
 		} else if (is(n, "pmi-port")) {
 			o->pmi_port = 1;
 		} else if (is(n, "v") || is(n, "verbose")) {
@@ -346,6 +359,7 @@ static int build_job(struct opts *o, struct boot_jobspec *js, char *err, size_t 
 	js->pmi_port = o->pmi_port;
 	js->mpi_kind = o->mpi_kind;
 	js->oversubscribed = size > slots;
+	js->bind = o->bind;
 	if (!o->wdir && !getcwd(cwd, sizeof cwd))
 		return core_errprintf(err, errlen, "cannot read the current directory: %s",
 		                      strerror(errno));

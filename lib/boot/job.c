@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -416,6 +417,29 @@ static const char *app_path(boot_job_t *j, const struct boot_app *app, char *con
 	return j->exe_paths[a];
 }
 
+/* The CPU a rank is bound to, or -1: --bind-to core binds local rank i to the i-th CPU we
+ * may use (round robin); auto does so only for Open MPI programs when this node runs at most
+ * two ranks and they fit, which is what Open MPI's mpirun does. */
+static int rank_cpu(boot_job_t *j, const struct boot_app *app, int localid)
+{
+	cpu_set_t set;
+	int n = 0, cpus[CPU_SETSIZE];
+
+	if (j->js.bind == BOOT_BIND_NONE)
+		return -1;
+	if (sched_getaffinity(0, sizeof set, &set) < 0)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	if (n == 0)
+		return -1;
+	if (j->js.bind == BOOT_BIND_AUTO &&
+	    !(j->app_ompi && j->app_ompi[app - j->js.apps] && j->nranks <= 2 && j->nranks <= n))
+		return -1;
+	return cpus[localid % n];
+}
+
 static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 {
 	const struct boot_app *app = boot_jobspec_app(&j->js, r->rank);
@@ -444,6 +468,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .extra_fd = r->pmi_child_fd,
 	                        .extra_fd_target = BOOT_PMI_FD_NUM,
 	                        .new_session = 1,
+	                        .cpu = rank_cpu(j, app, localid),
 	                        .pdeathsig = SIGKILL};
 	r->pid = boot_spawn(&sp);
 	if (r->pid < 0) {

@@ -22,6 +22,7 @@ void boot_jobspec_encode(struct core_wbuf *w, const struct boot_jobspec *js)
 	core_w_u32(w, (uint32_t)js->pmi_port);
 	core_w_u32(w, (uint32_t)js->mpi_kind);
 	core_w_u32(w, (uint32_t)js->oversubscribed);
+	core_w_u32(w, (uint32_t)js->bind);
 	core_w_str(w, js->wdir);
 	w_strv(w, js->env, js->nenv);
 	core_w_u32(w, (uint32_t)js->napps);
@@ -89,6 +90,7 @@ int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len)
 	js->pmi_port = r_int(&r, 1);
 	js->mpi_kind = r_int(&r, BOOT_MPI_NONE);
 	js->oversubscribed = r_int(&r, 1);
+	js->bind = r_int(&r, BOOT_BIND_CORE);
 	js->wdir = r_dup(&r);
 	js->env = r_strv(&r, &js->nenv);
 	js->napps = r_int(&r, 4096);

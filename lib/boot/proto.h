@@ -32,6 +32,10 @@ enum boot_msg {
 /* What RANK_EXIT says about the rank's PMI session. */
 enum { BOOT_PMI_NONE = 0, BOOT_PMI_INIT = 1, BOOT_PMI_FINALIZED = 2 };
 
+/* CPU binding: auto = as the program's own launcher would (Open MPI's mpirun binds each rank
+ * to a core when a node has at most 2 ranks and they fit; Hydra binds nothing). */
+enum boot_bind { BOOT_BIND_AUTO = 0, BOOT_BIND_NONE, BOOT_BIND_CORE };
+
 /* Which MPI the program was built with: decides the environment it gets. */
 enum boot_mpi_kind { BOOT_MPI_AUTO = 0, BOOT_MPI_MPICH, BOOT_MPI_OPENMPI, BOOT_MPI_NONE };
 
@@ -54,6 +58,7 @@ struct boot_jobspec {
 	int pmi_port;   /* serve PMI over TCP (PMI_PORT + PMI_ID) instead of PMI_FD */
 	int mpi_kind;   /* enum boot_mpi_kind, forced by --mpi */
 	int oversubscribed;
+	int bind;   /* enum boot_bind */
 	char *wdir; /* the job's working directory */
 	char **env; /* the base environment "K=V" (after -genv*), NULL-terminated */
 	int nenv;

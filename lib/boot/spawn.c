@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,12 @@ static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
 	 * each rank competes as a session rather than all ranks sharing the caller's share */
 	if (sp->new_session)
 		setsid();
+	if (sp->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(sp->cpu, &set);
+		sched_setaffinity(0, sizeof set, &set); /* best effort, as binding is */
+	}
 	if (sp->pdeathsig) {
 		prctl(PR_SET_PDEATHSIG, sp->pdeathsig);
 		if (getppid() != parent) /* the parent died before prctl took effect */

@@ -15,6 +15,7 @@ struct boot_spawn {
 	int extra_fd;              /* if >= 0, becomes extra_fd_target in the child */
 	int extra_fd_target;
 	int new_session; /* setsid(): own session and process group */
+	int cpu;         /* >= 0: bind to this CPU (sched_setaffinity); -1 = inherit */
 	int pdeathsig;   /* signal the child gets when we die (0 = none) */
 };
 

@@ -52,6 +52,12 @@ unlike "$maps" "^/dev/shm" "and none from /dev/shm"
 wait $bg
 sess_clean "after the crash"
 
+# like mpirun, an Open MPI job of <= 2 ranks per node is bound to cores; bigger ones are not
+out=$(lkx --mpi openmpi -n 2 sh -c 'awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status' | sort -u | wc -l)
+is "$out" "$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)" "2 Open MPI ranks are bound to different cores (as mpirun does)"
+is "$(lkx --mpi openmpi -n 3 sh -c 'awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status' | sort -u)" "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)" "3 Open MPI ranks are not bound"
+is "$(lkx --mpi openmpi --bind-to none -n 2 sh -c 'awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status' | sort -u)" "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)" "--bind-to none turns it off"
+
 # failures, exactly as for MPICH programs
 t0=$(date +%s%N)
 err=$(lkx -n 4 "$B/abort" 1 9 2>&1 >/dev/null); rc=$?
