@@ -7,18 +7,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+const char *boot_session_base(void)
+{
+	const char *base = getenv("LAMKIT_TMPDIR");
+	struct statfs fs;
+
+	if (base && *base)
+		return base;
+	/* jobs keep shared-memory files here (Open MPI's vader segments): in RAM, not on a disk
+	 * where every store to the mapping dirties a page for writeback */
+	if (statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC &&
+	    access("/dev/shm", W_OK) == 0)
+		return "/dev/shm";
+	base = getenv("TMPDIR");
+	return base && *base ? base : "/tmp";
+}
 
 int boot_session_root(char *buf, size_t len, char *err, size_t errlen)
 {
-	const char *base = getenv("LAMKIT_TMPDIR");
+	const char *base = boot_session_base();
 	struct stat st;
 
-	if (!base || !*base)
-		base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
 	if (snprintf(buf, len, "%s/lamkit-%u", base, (unsigned)getuid()) >= (int)len)
 		return core_errprintf(err, errlen, "session directory path too long under %s",
 		                      base);

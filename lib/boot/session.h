@@ -1,5 +1,5 @@
 /* lib/boot/session.h: node-local session directories and the records `wipe` relies on.
- * Layout: $LAMKIT_TMPDIR or $TMPDIR or /tmp, then lamkit-<uid>/<agent>/job-<id>/, with a
+ * Layout: boot_session_base(), then lamkit-<uid>/<agent>/job-<id>/, with a
  * "procs" file per job ("pid starttime rank" lines) and a "files" file of registered paths. */
 #ifndef LAMKIT_BOOT_SESSION_H
 #define LAMKIT_BOOT_SESSION_H
@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The per-user root (created 0700, ownership checked). 0, or -1 with err. */
+/* Where session roots live: $LAMKIT_TMPDIR, else /dev/shm when it is a writable tmpfs, else
+ * $TMPDIR, else /tmp. */
+const char *boot_session_base(void);
+/* The per-user root <base>/lamkit-<uid> (created 0700, ownership checked). 0, or -1 with err. */
 int boot_session_root(char *buf, size_t len, char *err, size_t errlen);
 /* Create dir = root/<name> (0700). 0, or -1 with err. */
 int boot_session_mkdir(const char *root, const char *name, char *dir, size_t len, char *err,

@@ -1,6 +1,7 @@
 /* lib/boot/wipe.c: kill what the session records name (start times checked), remove the rest. */
 #include "wipe.h"
 #include "core.h"
+#include "session.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -115,12 +116,8 @@ static DIR *opendir_fd(int fd)
 
 int boot_wipe_root(char *buf, size_t len, char *err, size_t errlen)
 {
-	const char *base = getenv("LAMKIT_TMPDIR");
+	const char *base = boot_session_base(); /* the rule agents use (not creating it) */
 
-	if (!base || !*base)
-		base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
 	if (snprintf(buf, len, "%s/lamkit-%u", base, (unsigned)getuid()) >= (int)len)
 		return core_errprintf(err, errlen, "session directory path too long under %s",
 		                      base);

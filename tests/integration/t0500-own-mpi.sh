@@ -7,6 +7,7 @@
 D=$LAMKIT_TOP/out/mpi-lamkit
 [ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
 [ -x "$D/lk_p2p" ] || skip_all "own MPI test programs not built"
+lkmpi_before=$(ls /dev/shm | grep -c '^lkmpi-')
 
 for n in 1 2 3 4; do
 	for p in lk_p2p lk_dtype lk_coll lk_comm; do
@@ -25,6 +26,6 @@ for p in lk_p2p lk_coll; do
 done
 like "$(LKX_TIMEOUT=200 lkx -n 8 "$D/lk_coll" 2>&1)" "lk_coll: OK size=8" "lk_coll -n 8 oversubscribed"
 out=$("$D/hello" 2>&1); like "$out" "hello from rank 0 of 1" "a singleton without launcher"
-ls /dev/shm | grep -q "lamkit" && ok 1 "no lamkit shm segment left" || ok 0 "no lamkit shm segment left"
+is "$(ls /dev/shm | grep -c '^lkmpi-')" "$lkmpi_before" "no lkmpi shared-memory segment left"
 is "$(ls "$LAMKIT_TMPDIR/lamkit-$(id -u)" 2>/dev/null)" "" "no session directory left"
 done_testing

@@ -48,7 +48,7 @@ for i in $(seq 100); do
 done
 maps=$(grep vader_segment "/proc/$rp/maps" 2>/dev/null | awk '{print $6}' | sort -u)
 like "$maps" "^$LAMKIT_TMPDIR/" "a running Open MPI rank maps its vader segments from the job directory"
-unlike "$maps" "^/dev/shm" "and none from /dev/shm"
+unlike "$maps" "^/dev/shm/vader" "and none from the shared /dev/shm namespace"
 wait $bg
 sess_clean "after the crash"
 
