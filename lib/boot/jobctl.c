@@ -254,9 +254,11 @@ static void on_frame(core_conn_t *conn, unsigned type, const char *d, size_t len
 	case BOOT_MSG_ABORT: {
 		int rank = (int)core_r_u32(&r), code = (int)core_r_u32(&r);
 		const char *msg = core_r_str(&r);
-		fail(c, code & 0xff, "rank %d (pid %d on %s) called MPI_Abort with code %d%s%s",
-		     rank, rank >= 0 && rank < c->o->js->size ? (int)c->pids[rank] : -1, c->host,
-		     code, *msg ? ": " : "", msg);
+		/* exit statuses are 8 bits: 256 must not come out as success */
+		int ec = (code & 0xff) || !code ? code & 0xff : 1;
+		fail(c, ec, "rank %d (pid %d on %s) called MPI_Abort with code %d%s%s", rank,
+		     rank >= 0 && rank < c->o->js->size ? (int)c->pids[rank] : -1, c->host, code,
+		     *msg ? ": " : "", msg);
 		break;
 	}
 	case BOOT_MSG_PMI_ERROR: {

@@ -28,6 +28,10 @@ ok "$([ "$ms" -lt 3000 ]; echo $?)" "the whole job ended quickly (${ms} ms incl.
 is "$(echo $pids | wc -w)" 5 "-v named the agent and 4 ranks"
 wait_gone 5 $pids; ok $? "no rank or agent left after MPI_Abort"
 
+run_v abort256 -n 2 "$B/abort" 1 256 10
+is "$rc" 1 "MPI_Abort(256), which 8 bits would make 0: exit 1, not success"
+like "$err" "called MPI_Abort with code 256" "the message keeps the real code"
+
 run_v segv -n 4 "$B/segv" 2
 is "$rc" 139 "SIGSEGV in a rank: exit 128+11"
 like "$err" "rank 2 \(pid [0-9]+ on $host\) killed by signal 11 \(Segmentation fault\)" "message names rank, pid, host and signal"
