@@ -40,6 +40,22 @@ static void send_u32s(boot_job_t *j, unsigned type, int n, const uint32_t *v)
 	core_w_free(&w);
 }
 
+/* Every rank leads its own process group; what is left in one after its leader exited
+ * (a background child) ends with the job, as under a batch system: nothing of a job outlives
+ * it. Processes that made a session of their own are not ours to judge. */
+static void sweep_groups(boot_job_t *j)
+{
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		if (r->pid > 0 && !r->adopted && kill(-r->pid, SIGKILL) == 0)
+			core_log(
+			    CORE_LOG_WARN,
+			    "rank %d left processes behind when it exited; killed them with the "
+			    "job",
+			    r->rank);
+	}
+}
+
 static void check_done(boot_job_t *j)
 {
 	if (j->nalive == 0 && j->nstreams == 0)
@@ -50,6 +66,7 @@ static void check_done(boot_job_t *j)
 	if (j->drain_timer > 0)
 		core_ev_timer_cancel(j->ag->ev, j->drain_timer);
 	j->drain_timer = 0;
+	sweep_groups(j);
 	send_u32s(j, BOOT_MSG_JOB_DONE, 0, NULL);
 }
 

@@ -51,6 +51,17 @@ ok "$([ "$ms" -lt 10000 ]; echo $?)" "ended without waiting for the sleepers (${
 wait_gone 5 $pids; ok $? "nothing left after an early exit"
 
 is "$(lkx -n 3 sh -c 'exit 0'; echo $?)" 0 "non-MPI ranks exiting 0 without PMI are fine"
+lkx -n 2 sh -c "sleep 60 >/dev/null 2>&1 & echo \$! >$T/bgpid.\$PMI_RANK" 2>"$T/bg.err"
+bg=$(cat "$T"/bgpid.*)
+is "$(echo $bg | wc -w)" 2 "two ranks each left a background process"
+wait_gone 5 $bg; ok $? "background processes a rank leaves behind end with the job"
+like "$(cat "$T/bg.err")" "rank [01] left processes behind when it exited; killed them" "and the agent says so"
+t0=$(date +%s%N)
+out=$(lkx -n 1 sh -c '(sleep 60 &); echo out' 2>"$T/hold.err"); rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$out/$rc" "out/0" "a leftover holding the rank's stdout: output kept, exit 0"
+ok "$([ $ms -lt 5000 ]; echo $?)" "and the job ends after the 2 s drain, not after 60 s (${ms} ms)"
+like "$(cat "$T/hold.err")" "still holds its output open" "the agent says why it stopped waiting"
 is "$(lkx -n 3 sh -c '[ $PMI_RANK = 1 ] && exit 5; sleep 30' 2>/dev/null; echo $?)" 5 "a non-MPI rank exiting 5 ends the job with 5"
 
 run_v timeout --timeout 1 -n 2 sleep 30
