@@ -97,18 +97,3 @@ int boot_session_write_procs(const char *dir, const char *lines, size_t len)
 		rc = -1;
 	return rc;
 }
-
-int boot_session_record_pid(const char *dir, pid_t pid, int rank)
-{
-	char path[4200], line[96];
-
-	snprintf(path, sizeof path, "%s/procs", dir);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	int n =
-	    snprintf(line, sizeof line, "%d %llu %d\n", (int)pid, boot_proc_starttime(pid), rank);
-	int rc = core_write_all(fd, line, (size_t)n);
-	close(fd);
-	return rc;
-}

@@ -15,8 +15,6 @@ int boot_session_root(char *buf, size_t len, char *err, size_t errlen);
 /* Create dir = root/<name> (0700). 0, or -1 with err. */
 int boot_session_mkdir(const char *root, const char *name, char *dir, size_t len, char *err,
                        size_t errlen);
-/* Append "pid starttime rank" to dir/procs. 0, or -1 with errno. */
-int boot_session_record_pid(const char *dir, pid_t pid, int rank);
 /* Append already formatted "pid starttime rank" lines to dir/procs in one write. */
 int boot_session_write_procs(const char *dir, const char *lines, size_t len);
 /* A process's start time in clock ticks since boot (from /proc/PID/stat), or 0. */
