@@ -203,6 +203,19 @@ static int matches(uint32_t ctx, int src, int tag, uint32_t rctx, int rsrc, int 
 	       (rtag == tag || rtag == MPI_ANY_TAG);
 }
 
+/* Remove a request from the posted-receive queue. */
+static void posted_unlink(struct lk_request *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		mpii.posted = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		mpii.posted_tail = r->prev;
+}
+
 static struct lk_request *take_posted(uint32_t ctx, int src, int tag)
 {
 	struct lk_request *r;
@@ -210,14 +223,7 @@ static struct lk_request *take_posted(uint32_t ctx, int src, int tag)
 	for (r = mpii.posted; r; r = r->next) {
 		if (!matches(ctx, src, tag, r->ctx, r->peer, r->tag))
 			continue;
-		if (r->prev)
-			r->prev->next = r->next;
-		else
-			mpii.posted = r->next;
-		if (r->next)
-			r->next->prev = r->prev;
-		else
-			mpii.posted_tail = r->prev;
+		posted_unlink(r);
 		return r;
 	}
 	return NULL;
@@ -571,14 +577,7 @@ int mpii_cancel_recv(struct lk_request *r)
 		;
 	if (!p)
 		return 0;
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		mpii.posted = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	else
-		mpii.posted_tail = r->prev;
+	posted_unlink(r);
 	r->cancelled = 1;
 	r->st.lk_cancelled = 1;
 	r->st.MPI_ERROR = MPI_SUCCESS;
