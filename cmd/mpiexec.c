@@ -278,13 +278,6 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 #undef NEED
 #undef VAL
 
-static void free_strv(char **v, int n)
-{
-	for (int i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Is NAME (of "NAME=value") in the comma list? */
 static int in_list(const char *list, const char *kv)
 {
@@ -327,7 +320,7 @@ static int build_env(struct opts *o, struct boot_jobspec *js)
 		for (int i = 0; i < ap->app.nenv; i++)
 			if (add_str(&extra, &nextra, ap->app.env[i]) < 0)
 				return -1;
-		free_strv(ap->app.env, ap->app.nenv);
+		core_strv_free(ap->app.env, ap->app.nenv);
 		ap->app.env = extra;
 		ap->app.nenv = nextra;
 	}
@@ -404,12 +397,12 @@ static int singinit_connect(int port, char *err, size_t errlen)
 /* What build_job and parsing allocated (the strings of argv are not ours). */
 static void free_job(struct opts *o, struct boot_jobspec *js)
 {
-	free_strv(js->env, js->nenv);
+	core_strv_free(js->env, js->nenv);
 	free(js->apps);
 	free(js->ranks);
-	free_strv(o->genv, o->ngenv);
+	core_strv_free(o->genv, o->ngenv);
 	for (int a = 0; a < o->napps; a++)
-		free_strv(o->apps[a].app.env, o->apps[a].app.nenv);
+		core_strv_free(o->apps[a].app.env, o->apps[a].app.nenv);
 	free(o->apps);
 }
 

@@ -31,7 +31,6 @@ struct boot_agent {
 	boot_job_t **jobs;
 	int njobs;
 	int ctl_gone;
-	int stopping;
 	int64_t poke_timer;
 };
 

@@ -29,11 +29,11 @@ struct ctl {
 	char host[256];
 	boot_outbuf_t *out;
 	pid_t *pids; /* by rank */
-	int exit_code, failed, done, killed, nexited;
+	int exit_code, failed, done, killed;
 	char why[1024]; /* the first failure, printed when the job is over */
 	int64_t grace_timer;
 	/* stdin */
-	int stdin_on, stdin_eof, stdin_file;
+	int stdin_on, stdin_file;
 	int64_t pump_timer;
 	size_t inflight;
 };
@@ -114,7 +114,6 @@ static void stdin_read(struct ctl *c)
 		return;
 	if (n <= 0) {
 		stdin_stop(c);
-		c->stdin_eof = 1;
 		send_u32(c, BOOT_MSG_STDIN, 0, NULL);
 		return;
 	}
@@ -185,7 +184,6 @@ static void rank_exit(struct ctl *c, struct core_rbuf *r)
 
 	if (r->err || rank < 0 || rank >= c->o->js->size)
 		return;
-	c->nexited++;
 	if (rank == 0)
 		stdin_stop(c);
 	if (c->failed || c->killed)

@@ -1,4 +1,5 @@
 /* lib/boot/jobspec.c: job spec encoding for BOOT_MSG_JOB_START. */
+#include "core.h"
 #include "proto.h"
 
 #include <errno.h>
@@ -130,25 +131,18 @@ int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len)
 	return 0;
 }
 
-static void free_strv(char **v, int n)
-{
-	for (int i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void boot_jobspec_free(struct boot_jobspec *js)
 {
 	if (!js)
 		return;
 	free(js->kvsname);
 	free(js->wdir);
-	free_strv(js->env, js->nenv);
+	core_strv_free(js->env, js->nenv);
 	for (int a = 0; js->apps && a < js->napps; a++) {
 		free(js->apps[a].exe);
-		free_strv(js->apps[a].argv, js->apps[a].argc);
+		core_strv_free(js->apps[a].argv, js->apps[a].argc);
 		free(js->apps[a].wdir);
-		free_strv(js->apps[a].env, js->apps[a].nenv);
+		core_strv_free(js->apps[a].env, js->apps[a].nenv);
 	}
 	free(js->apps);
 	free(js->process_mapping);

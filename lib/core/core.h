@@ -35,6 +35,9 @@ int core_mkdir_p(const char *path, mode_t mode);
 /* rm -r of a directory tree we own (does not follow symlinks). 0, or -1 with errno. */
 int core_rm_rf(const char *path);
 
+/* Free n strings and the array holding them. Accepts NULL. */
+void core_strv_free(char **v, int n);
+
 /* Number of CPUs this process may run on (sched_getaffinity), at least 1. */
 int core_cpu_count(void);
 /* This host's name (short, as gethostname gives it) into a static buffer. */

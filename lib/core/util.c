@@ -211,6 +211,13 @@ int core_rm_rf(const char *path)
 	return rm_at(AT_FDCWD, path, 0);
 }
 
+void core_strv_free(char **v, int n)
+{
+	for (int i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 int core_cpu_count(void)
 {
 	cpu_set_t set;
