@@ -43,6 +43,7 @@ typedef struct MPI_Status {
 #define MPI_ERRORS_ARE_FATAL 1
 #define MPI_ERRORS_RETURN    2
 #define MPI_INFO_NULL        0
+#define MPI_INFO_ENV         1
 #define MPI_REQUEST_NULL     ((MPI_Request)0)
 
 /* Predefined datatypes. */
@@ -90,6 +91,35 @@ typedef struct MPI_Status {
 #define MPI_C_DOUBLE_COMPLEX       39
 #define MPI_C_LONG_DOUBLE_COMPLEX  40
 #define MPI_UNSIGNED_LONG_LONG_INT MPI_UNSIGNED_LONG_LONG
+/* Fortran and C++ types, usable from C (same layouts as the C types they name). */
+#define MPI_INTEGER                 41
+#define MPI_REAL                    42
+#define MPI_DOUBLE_PRECISION        43
+#define MPI_COMPLEX                 44
+#define MPI_DOUBLE_COMPLEX          45
+#define MPI_LOGICAL                 46
+#define MPI_CHARACTER               47
+#define MPI_2INTEGER                48
+#define MPI_2REAL                   49
+#define MPI_2DOUBLE_PRECISION       50
+#define MPI_INTEGER1                51
+#define MPI_INTEGER2                52
+#define MPI_INTEGER4                53
+#define MPI_INTEGER8                54
+#define MPI_REAL4                   55
+#define MPI_REAL8                   56
+#define MPI_COMPLEX8                57
+#define MPI_COMPLEX16               58
+#define MPI_CXX_BOOL                59
+#define MPI_CXX_FLOAT_COMPLEX       60
+#define MPI_CXX_DOUBLE_COMPLEX      61
+#define MPI_CXX_LONG_DOUBLE_COMPLEX 62
+/* Optional types without a C counterpart here. */
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
+#define MPI_REAL2     MPI_DATATYPE_NULL
+#define MPI_REAL16    MPI_DATATYPE_NULL
+#define MPI_COMPLEX4  MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
 
 /* Reduction operations. */
 #define MPI_OP_NULL 0
@@ -419,6 +449,15 @@ LK_MPI_FN(Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
 LK_MPI_FN(Cart_shift, (MPI_Comm comm, int direction, int disp, int *source, int *dest))
 LK_MPI_FN(Cart_sub, (MPI_Comm comm, const int remain[], MPI_Comm *out))
 LK_MPI_FN(Topo_test, (MPI_Comm comm, int *status))
+LK_MPI_FN(Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank))
+LK_MPI_FN(Graph_create, (MPI_Comm old, int nnodes, const int index[], const int edges[],
+                         int reorder, MPI_Comm *out))
+LK_MPI_FN(Graphdims_get, (MPI_Comm comm, int *nnodes, int *nedges))
+LK_MPI_FN(Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+LK_MPI_FN(Graph_neighbors_count, (MPI_Comm comm, int rank, int *n))
+LK_MPI_FN(Graph_neighbors, (MPI_Comm comm, int rank, int maxn, int neighbors[]))
+LK_MPI_FN(Graph_map,
+          (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
 LK_MPI_FN(Comm_get_parent, (MPI_Comm * parent))
 LK_MPI_FN(Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out))
 LK_MPI_FN(Info_create, (MPI_Info * info))

@@ -20,7 +20,6 @@ static struct {
 
 /* Room for count elements of d with its true extent; *base is where element 0 starts.
  * Release with mpii_tmpbuf_free. NULL on ENOMEM. */
-void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base);
 void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base)
 {
 	size_t n = count > 0
@@ -28,7 +27,7 @@ void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base)
 	               : 0;
 	size_t *p = NULL;
 
-	n += sizeof(size_t);
+	n += 16; /* the size, in a header that keeps the data 16-byte aligned */
 	for (int i = 0; i < NSCRATCH && !p; i++) {
 		if (scratch[i].p && scratch[i].cap >= n) {
 			p = scratch[i].p;
@@ -43,12 +42,11 @@ void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base)
 		}
 		*p = n;
 	}
-	*base = mpii_at(p + 1, -d->true_lb);
+	*base = mpii_at((char *)p + 16, -d->true_lb);
 	return p;
 }
 
 /* Give a buffer from mpii_tmpbuf back (kept for reuse, or freed). Accepts NULL. */
-void mpii_tmpbuf_free(void *mem);
 void mpii_tmpbuf_free(void *mem)
 {
 	size_t *p = mem;
@@ -85,7 +83,6 @@ void mpii_tmpbuf_fini(void)
 }
 
 /* Copy count elements of d from src to dst (both in d's layout). */
-void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d);
 void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d)
 {
 	size_t n = d->size * (size_t)count;
@@ -354,8 +351,6 @@ static int coll_check(MPI_Comm comm, struct mpii_comm **cp, int count, MPI_Datat
 		return MPI_ERR_OTHER;
 	if (!*cp)
 		return MPI_ERR_COMM;
-	if ((*cp)->inter)
-		return MPI_ERR_COMM;
 	if (count < 0)
 		return MPI_ERR_COUNT;
 	*dp = mpii_dt(type);
@@ -373,6 +368,8 @@ MPII_ALIAS(Barrier)
 int PMPI_Barrier(MPI_Comm comm)
 {
 	COLL("MPI_Barrier", 0, MPI_BYTE);
+	if (c->inter)
+		return mpii_err(c, mpii_inter_barrier(c), "MPI_Barrier");
 	return mpii_err(c, mpii_barrier(c), "MPI_Barrier");
 }
 
@@ -380,6 +377,8 @@ MPII_ALIAS(Bcast)
 int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
 	COLL("MPI_Bcast", count, type);
+	if (c->inter)
+		return mpii_err(c, mpii_inter_bcast(buf, count, d, root, c), "MPI_Bcast");
 	if (root < 0 || root >= c->size)
 		return mpii_err(c, MPI_ERR_ROOT, "MPI_Bcast");
 	return mpii_err(c, mpii_bcast(buf, count, d, root, c), "MPI_Bcast");
@@ -390,6 +389,9 @@ int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
                 MPI_Comm comm)
 {
 	COLL("MPI_Reduce", count, type);
+	if (c->inter && mpii_op_valid(op))
+		return mpii_err(c, mpii_inter_reduce(sbuf, rbuf, count, d, op, root, c),
+		                "MPI_Reduce");
 	if (root < 0 || root >= c->size)
 		return mpii_err(c, MPI_ERR_ROOT, "MPI_Reduce");
 	if (!mpii_op_valid(op))
@@ -406,6 +408,9 @@ int PMPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, M
 	COLL("MPI_Allreduce", count, type);
 	if (!mpii_op_valid(op))
 		return mpii_err(c, MPI_ERR_OP, "MPI_Allreduce");
+	if (c->inter)
+		return mpii_err(c, mpii_inter_allreduce(sbuf, rbuf, count, d, op, c),
+		                "MPI_Allreduce");
 	return mpii_err(c, mpii_allreduce(sbuf, rbuf, count, d, op, c), "MPI_Allreduce");
 }
 
@@ -420,6 +425,9 @@ int PMPI_Reduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_D
 	COLL("MPI_Reduce_scatter", 0, type);
 	if (!mpii_op_valid(op))
 		return mpii_err(c, MPI_ERR_OP, "MPI_Reduce_scatter");
+	if (c->inter)
+		return mpii_err(c, mpii_inter_reduce_scatter(sbuf, rbuf, rcounts, d, op, c),
+		                "MPI_Reduce_scatter");
 	for (int i = 0; i < c->size; i++) {
 		if (i < c->rank)
 			before += rcounts[i];
@@ -486,6 +494,8 @@ MPII_ALIAS(Scan)
 int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
 	COLL("MPI_Scan", count, type);
+	if (c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Scan");
 	if (!mpii_op_valid(op))
 		return mpii_err(c, MPI_ERR_OP, "MPI_Scan");
 	return mpii_err(c, scan(sbuf, rbuf, count, d, op, c, 0), "MPI_Scan");
@@ -496,6 +506,8 @@ int PMPI_Exscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
                 MPI_Comm comm)
 {
 	COLL("MPI_Exscan", count, type);
+	if (c->inter)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Exscan");
 	if (!mpii_op_valid(op))
 		return mpii_err(c, MPI_ERR_OP, "MPI_Exscan");
 	return mpii_err(c, scan(sbuf, rbuf, count, d, op, c, 1), "MPI_Exscan");

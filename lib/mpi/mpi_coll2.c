@@ -6,8 +6,6 @@
 
 enum { T_GATHER = 32, T_SCATTER, T_ALLGATHER, T_ALLTOALL };
 
-void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d);
-
 /* Local copy between two (type, count) descriptions with the same signature size. */
 static int xcopy(const void *src, int scount, struct mpii_dtype *sd, void *dst, int rcount,
                  struct mpii_dtype *rd)
@@ -35,7 +33,7 @@ static int check(MPI_Comm comm, struct mpii_comm **cp)
 	*cp = mpii_comm(comm);
 	if (!mpii.initialized || mpii.finalized)
 		return MPI_ERR_OTHER;
-	if (!*cp || (*cp)->inter)
+	if (!*cp)
 		return MPI_ERR_COMM;
 	return MPI_SUCCESS;
 }
@@ -144,16 +142,7 @@ int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rb
 }
 
 /* Pairwise exchange; types per peer (alltoallw passes byte displacements). */
-struct a2a {
-	const char *sbuf;
-	char *rbuf;
-	const int *sc, *sdp, *rc, *rdp;
-	const MPI_Datatype *st, *rt;
-	int scount, rcount, bytes_disp;
-	struct mpii_dtype *sd, *rd;
-};
-
-static const char *a2a_sptr(const struct a2a *a, int i, struct mpii_dtype **d, int *cnt)
+const char *mpii_a2a_sptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int *cnt)
 {
 	*d = a->st ? mpii_dt(a->st[i]) : a->sd;
 	*cnt = a->sc ? a->sc[i] : a->scount;
@@ -162,7 +151,7 @@ static const char *a2a_sptr(const struct a2a *a, int i, struct mpii_dtype **d, i
 	return a->sbuf + (MPI_Aint)(a->sdp ? a->sdp[i] : i * a->scount) * (*d)->extent;
 }
 
-static char *a2a_rptr(const struct a2a *a, int i, struct mpii_dtype **d, int *cnt)
+char *mpii_a2a_rptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int *cnt)
 {
 	*d = a->rt ? mpii_dt(a->rt[i]) : a->rd;
 	*cnt = a->rc ? a->rc[i] : a->rcount;
@@ -171,7 +160,7 @@ static char *a2a_rptr(const struct a2a *a, int i, struct mpii_dtype **d, int *cn
 	return a->rbuf + (MPI_Aint)(a->rdp ? a->rdp[i] : i * a->rcount) * (*d)->extent;
 }
 
-static int alltoall(struct a2a *a, struct mpii_comm *c, int in_place)
+static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 {
 	int n = c->size, r = c->rank, rc = MPI_SUCCESS, scnt, rcnt;
 	struct mpii_dtype *sd, *rd;
@@ -186,7 +175,7 @@ static int alltoall(struct a2a *a, struct mpii_comm *c, int in_place)
 		a->sd = a->rd;
 		MPI_Aint hi = 0;
 		for (int i = 0; i < n; i++) {
-			char *p = a2a_rptr(a, i, &rd, &rcnt);
+			char *p = mpii_a2a_rptr(a, i, &rd, &rcnt);
 			MPI_Aint end = (p - a->rbuf) + (MPI_Aint)rcnt * rd->extent + rd->true_ub;
 			if (end > hi)
 				hi = end;
@@ -199,8 +188,8 @@ static int alltoall(struct a2a *a, struct mpii_comm *c, int in_place)
 	}
 	for (int s = 0; s < n && rc == MPI_SUCCESS; s++) {
 		int dst = (r + s) % n, src = (r - s + n) % n;
-		const char *sp = a2a_sptr(a, dst, &sd, &scnt);
-		char *rp = a2a_rptr(a, src, &rd, &rcnt);
+		const char *sp = mpii_a2a_sptr(a, dst, &sd, &scnt);
+		char *rp = mpii_a2a_rptr(a, src, &rd, &rcnt);
 		if (!sd || !rd)
 			rc = MPI_ERR_TYPE;
 		else if (s == 0)
@@ -213,7 +202,8 @@ static int alltoall(struct a2a *a, struct mpii_comm *c, int in_place)
 	return rc;
 }
 
-#define ROOT_OK(c, root) ((root) >= 0 && (root) < (c)->size)
+/* intercommunicator roots (MPI_ROOT, MPI_PROC_NULL, a remote rank) are checked there */
+#define ROOT_OK(c, root) ((c)->inter || ((root) >= 0 && (root) < (c)->size))
 
 MPII_ALIAS(Gather)
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
@@ -225,8 +215,10 @@ int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, in
 	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
 		rc = MPI_ERR_ROOT;
 	if (rc == MPI_SUCCESS)
-		rc = gatherv(sbuf, scount, dt_or_byte(stype), rbuf, NULL, NULL, rcount,
-		             dt_or_byte(rtype), root, c);
+		rc = c->inter ? mpii_inter_gatherv(sbuf, scount, dt_or_byte(stype), rbuf, NULL,
+		                                   NULL, rcount, dt_or_byte(rtype), root, c)
+		              : gatherv(sbuf, scount, dt_or_byte(stype), rbuf, NULL, NULL, rcount,
+		                        dt_or_byte(rtype), root, c);
 	return mpii_err(c, rc, "MPI_Gather");
 }
 
@@ -240,8 +232,10 @@ int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, c
 	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
 		rc = MPI_ERR_ROOT;
 	if (rc == MPI_SUCCESS)
-		rc = gatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
-		             dt_or_byte(rtype), root, c);
+		rc = c->inter ? mpii_inter_gatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts,
+		                                   displs, 0, dt_or_byte(rtype), root, c)
+		              : gatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
+		                        dt_or_byte(rtype), root, c);
 	return mpii_err(c, rc, "MPI_Gatherv");
 }
 
@@ -255,8 +249,10 @@ int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, i
 	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
 		rc = MPI_ERR_ROOT;
 	if (rc == MPI_SUCCESS)
-		rc = scatterv(sbuf, NULL, NULL, scount, dt_or_byte(stype), rbuf, rcount,
-		              dt_or_byte(rtype), root, c);
+		rc = c->inter ? mpii_inter_scatterv(sbuf, NULL, NULL, scount, dt_or_byte(stype),
+		                                    rbuf, rcount, dt_or_byte(rtype), root, c)
+		              : scatterv(sbuf, NULL, NULL, scount, dt_or_byte(stype), rbuf, rcount,
+		                         dt_or_byte(rtype), root, c);
 	return mpii_err(c, rc, "MPI_Scatter");
 }
 
@@ -270,8 +266,10 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI
 	if (rc == MPI_SUCCESS && !ROOT_OK(c, root))
 		rc = MPI_ERR_ROOT;
 	if (rc == MPI_SUCCESS)
-		rc = scatterv(sbuf, scounts, displs, 0, dt_or_byte(stype), rbuf, rcount,
-		              dt_or_byte(rtype), root, c);
+		rc = c->inter ? mpii_inter_scatterv(sbuf, scounts, displs, 0, dt_or_byte(stype),
+		                                    rbuf, rcount, dt_or_byte(rtype), root, c)
+		              : scatterv(sbuf, scounts, displs, 0, dt_or_byte(stype), rbuf, rcount,
+		                         dt_or_byte(rtype), root, c);
 	return mpii_err(c, rc, "MPI_Scatterv");
 }
 
@@ -283,8 +281,10 @@ int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 	int rc = check(comm, &c);
 
 	if (rc == MPI_SUCCESS)
-		rc = mpii_allgather(sbuf, scount, dt_or_byte(stype), rbuf, rcount,
-		                    dt_or_byte(rtype), c);
+		rc = c->inter ? mpii_inter_allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, NULL,
+		                                      NULL, rcount, dt_or_byte(rtype), c)
+		              : mpii_allgather(sbuf, scount, dt_or_byte(stype), rbuf, rcount,
+		                               dt_or_byte(rtype), c);
 	return mpii_err(c, rc, "MPI_Allgather");
 }
 
@@ -296,8 +296,10 @@ int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
 	int rc = check(comm, &c);
 
 	if (rc == MPI_SUCCESS)
-		rc = allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
-		                dt_or_byte(rtype), c);
+		rc = c->inter ? mpii_inter_allgatherv(sbuf, scount, dt_or_byte(stype), rbuf,
+		                                      rcounts, displs, 0, dt_or_byte(rtype), c)
+		              : allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs,
+		                           0, dt_or_byte(rtype), c);
 	return mpii_err(c, rc, "MPI_Allgatherv");
 }
 
@@ -306,13 +308,13 @@ int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
                   MPI_Datatype rtype, MPI_Comm comm)
 {
 	struct mpii_comm *c;
-	struct a2a a = {.sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount};
+	struct mpii_a2a a = {.sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount};
 	int rc = check(comm, &c);
 
 	a.sd = dt_or_byte(stype);
 	a.rd = dt_or_byte(rtype);
 	if (rc == MPI_SUCCESS)
-		rc = alltoall(&a, c, sbuf == MPI_IN_PLACE);
+		rc = c->inter ? mpii_inter_alltoall(&a, c) : alltoall(&a, c, sbuf == MPI_IN_PLACE);
 	return mpii_err(c, rc, "MPI_Alltoall");
 }
 
@@ -322,18 +324,18 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], M
                    MPI_Comm comm)
 {
 	struct mpii_comm *c;
-	struct a2a a = {.sbuf = sbuf,
-	                .rbuf = rbuf,
-	                .sc = scounts,
-	                .sdp = sdispls,
-	                .rc = rcounts,
-	                .rdp = rdispls};
+	struct mpii_a2a a = {.sbuf = sbuf,
+	                     .rbuf = rbuf,
+	                     .sc = scounts,
+	                     .sdp = sdispls,
+	                     .rc = rcounts,
+	                     .rdp = rdispls};
 	int rc = check(comm, &c);
 
 	a.sd = dt_or_byte(stype);
 	a.rd = dt_or_byte(rtype);
 	if (rc == MPI_SUCCESS)
-		rc = alltoall(&a, c, sbuf == MPI_IN_PLACE);
+		rc = c->inter ? mpii_inter_alltoall(&a, c) : alltoall(&a, c, sbuf == MPI_IN_PLACE);
 	return mpii_err(c, rc, "MPI_Alltoallv");
 }
 
@@ -343,18 +345,18 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                    const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
 	struct mpii_comm *c;
-	struct a2a a = {.sbuf = sbuf,
-	                .rbuf = rbuf,
-	                .sc = scounts,
-	                .sdp = sdispls,
-	                .rc = rcounts,
-	                .rdp = rdispls,
-	                .st = stypes,
-	                .rt = rtypes,
-	                .bytes_disp = 1};
+	struct mpii_a2a a = {.sbuf = sbuf,
+	                     .rbuf = rbuf,
+	                     .sc = scounts,
+	                     .sdp = sdispls,
+	                     .rc = rcounts,
+	                     .rdp = rdispls,
+	                     .st = stypes,
+	                     .rt = rtypes,
+	                     .bytes_disp = 1};
 	int rc = check(comm, &c);
 
 	if (rc == MPI_SUCCESS)
-		rc = alltoall(&a, c, sbuf == MPI_IN_PLACE);
+		rc = c->inter ? mpii_inter_alltoall(&a, c) : alltoall(&a, c, sbuf == MPI_IN_PLACE);
 	return mpii_err(c, rc, "MPI_Alltoallw");
 }

@@ -79,10 +79,13 @@ static void comm_destroy(struct mpii_comm *c)
 		mpii_ctx_free(c->ctx);
 	mpii_group_release(c->grp);
 	mpii_group_release(c->rgrp);
+	mpii_comm_release(c->uni);
 	if (mpii_tab_get(&mpii.comms, c->handle) == c)
 		mpii_tab_del(&mpii.comms, c->handle);
 	free(c->dims);
 	free(c->periods);
+	free(c->index);
+	free(c->edges);
 	free(c);
 }
 
@@ -252,13 +255,8 @@ int PMPI_Comm_compare(MPI_Comm c1, MPI_Comm c2, int *result)
 
 /* ---- constructors ---- */
 
-/* A throw-away intracommunicator over both groups of an intercommunicator, used only for
- * collectives (its collective channel is the intercomm's otherwise unused ctx + 1). The group
- * with high == 0 comes first; on a tie, the one holding the lower job rank at local rank 0. */
-static int union_comm(struct mpii_comm *ic, int high, struct mpii_comm *tmp);
-
-static int finish_new(struct mpii_comm *parent, struct mpii_group *g, struct mpii_group *rg,
-                      uint32_t ctx, MPI_Comm *out, const char *fn)
+int mpii_comm_finish(struct mpii_comm *parent, struct mpii_group *g, struct mpii_group *rg,
+                     uint32_t ctx, MPI_Comm *out, const char *fn)
 {
 	struct mpii_comm *c = comm_new(g, rg, ctx);
 
@@ -266,7 +264,7 @@ static int finish_new(struct mpii_comm *parent, struct mpii_group *g, struct mpi
 		mpii_ctx_free(ctx);
 		mpii_group_release(g);
 		mpii_group_release(rg);
-		return mpii_err(parent, MPI_ERR_NO_MEM, fn);
+		return fn ? mpii_err(parent, MPI_ERR_NO_MEM, fn) : MPI_ERR_NO_MEM;
 	}
 	c->errh = parent->errh;
 	*out = c->handle;
@@ -276,31 +274,36 @@ static int finish_new(struct mpii_comm *parent, struct mpii_group *g, struct mpi
 MPII_ALIAS(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
 {
-	struct mpii_comm tmp, *nc;
+	struct mpii_comm *nc;
 	uint32_t ctx;
 	int rc;
 
 	GET_COMM(c, comm, "MPI_Comm_dup");
+	*out = MPI_COMM_NULL;
 	if (c->inter) {
-		if (union_comm(c, 0, &tmp) != MPI_SUCCESS)
-			return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_dup");
-		ctx = mpii_ctx_alloc(&tmp);
-		mpii_group_release(tmp.grp);
+		rc = mpii_inter_dup(c, out);
 	} else {
 		ctx = mpii_ctx_alloc(c);
+		if (!ctx)
+			return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_dup");
+		c->grp->refs++;
+		rc = mpii_comm_finish(c, c->grp, NULL, ctx, out, NULL);
 	}
-	if (!ctx)
-		return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_dup");
-	c->grp->refs++;
-	if (c->rgrp)
-		c->rgrp->refs++;
-	rc = finish_new(c, c->grp, c->rgrp, ctx, out, "MPI_Comm_dup");
 	if (rc != MPI_SUCCESS)
-		return rc;
+		return mpii_err(c, rc, "MPI_Comm_dup");
 	nc = mpii_comm(*out);
-	if (c->ndims && mpii_cart_set(nc, c->ndims, c->dims, c->periods) < 0)
-		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Comm_dup");
-	return mpii_err(c, mpii_attr_copy_comm(c, nc), "MPI_Comm_dup");
+	rc = MPI_SUCCESS;
+	if (mpii_topo_copy(c, nc) < 0)
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = mpii_attr_copy_comm(c, nc);
+	if (rc != MPI_SUCCESS) {
+		/* a failed copy callback: no new communicator */
+		mpii_tab_del(&mpii.comms, nc->handle);
+		mpii_comm_release(nc);
+		*out = MPI_COMM_NULL;
+	}
+	return mpii_err(c, rc, "MPI_Comm_dup");
 }
 
 MPII_ALIAS(Comm_create)
@@ -314,7 +317,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out)
 	if (!g)
 		return mpii_err(c, MPI_ERR_GROUP, "MPI_Comm_create");
 	if (c->inter)
-		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_create");
+		return mpii_err(c, mpii_inter_create(c, g, out), "MPI_Comm_create");
 	ctx = mpii_ctx_alloc(c);
 	if (!ctx)
 		return mpii_err(c, MPI_ERR_INTERN, "MPI_Comm_create");
@@ -324,7 +327,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *out)
 		return MPI_SUCCESS;
 	}
 	g->refs++;
-	return finish_new(c, g, NULL, ctx, out, "MPI_Comm_create");
+	return mpii_comm_finish(c, g, NULL, ctx, out, "MPI_Comm_create");
 }
 
 struct ck {
@@ -341,7 +344,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
 
 	GET_COMM(c, comm, "MPI_Comm_split");
 	if (c->inter)
-		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_split");
+		return mpii_err(c, mpii_inter_split(c, color, key, out), "MPI_Comm_split");
 	all = malloc(sizeof(*all) * (size_t)c->size);
 	w = malloc(sizeof(int) * (size_t)c->size);
 	if (!all || !w) {
@@ -379,7 +382,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
 		mpii_ctx_free(ctx);
 		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Comm_split");
 	}
-	return finish_new(c, g, NULL, ctx, out, "MPI_Comm_split");
+	return mpii_comm_finish(c, g, NULL, ctx, out, "MPI_Comm_split");
 }
 
 MPII_ALIAS(Comm_free)
@@ -388,7 +391,9 @@ int PMPI_Comm_free(MPI_Comm *comm)
 	GET_COMM(c, *comm, "MPI_Comm_free");
 	if (c->handle <= MPI_COMM_SELF)
 		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_free");
-	/* pending requests keep the object (not the handle) until they are freed */
+	/* delete callbacks still see a valid handle; pending requests keep the object (not the
+	 * handle) until they are freed */
+	mpii_attr_clear_comm(c);
 	mpii_tab_del(&mpii.comms, c->handle);
 	mpii_comm_release(c);
 	*comm = MPI_COMM_NULL;
@@ -397,65 +402,13 @@ int PMPI_Comm_free(MPI_Comm *comm)
 
 /* ---- intercommunicators ---- */
 
-static int union_comm(struct mpii_comm *ic, int high, struct mpii_comm *tmp)
-{
-	struct mpii_dtype *it = mpii_dt(MPI_INT);
-	int mine[2] = {high, ic->grp->world[0]}, theirs[2] = {0, 0}, rc, n, *w, lowfirst;
-
-	/* every local rank trades (high, leader) with remote rank 0, which answers all */
-	if (ic->rank == 0) {
-		rc = mpii_sendrecv(mine, 2, it, 0, theirs, 2, it, 0, 1, ic, 1, NULL);
-		if (rc != MPI_SUCCESS)
-			return rc;
-		for (int r = 1; r < ic->rgrp->size; r++) {
-			rc = mpii_send(mine, 2, it, r, 2, ic, 1, MODE_STD);
-			if (rc != MPI_SUCCESS)
-				return rc;
-		}
-	} else {
-		rc = mpii_recv(theirs, 2, it, 0, 2, ic, 1, NULL);
-		if (rc != MPI_SUCCESS)
-			return rc;
-	}
-	lowfirst = mine[0] != theirs[0] ? mine[0] < theirs[0] : mine[1] < theirs[1];
-	n = ic->grp->size + ic->rgrp->size;
-	w = malloc(sizeof(int) * (size_t)n);
-	if (!w)
-		return MPI_ERR_NO_MEM;
-	memcpy(w + (lowfirst ? 0 : ic->rgrp->size), ic->grp->world,
-	       sizeof(int) * (size_t)ic->grp->size);
-	memcpy(w + (lowfirst ? ic->grp->size : 0), ic->rgrp->world,
-	       sizeof(int) * (size_t)ic->rgrp->size);
-	memset(tmp, 0, sizeof(*tmp));
-	tmp->grp = mpii_group_new(n, w);
-	if (!tmp->grp)
-		return MPI_ERR_NO_MEM;
-	tmp->ctx = ic->ctx;
-	tmp->rank = tmp->grp->rank;
-	tmp->size = n;
-	tmp->errh = MPI_ERRORS_RETURN;
-	tmp->handle = MPI_COMM_NULL;
-	tmp->refs = 1; /* on the caller's stack: requests must never destroy it */
-	return MPI_SUCCESS;
-}
-
 MPII_ALIAS(Intercomm_merge)
 int PMPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *out)
 {
-	struct mpii_comm tmp;
-	uint32_t ctx;
-
 	GET_COMM(c, inter, "MPI_Intercomm_merge");
 	if (!c->inter)
 		return mpii_err(c, MPI_ERR_COMM, "MPI_Intercomm_merge");
-	if (union_comm(c, high ? 1 : 0, &tmp) != MPI_SUCCESS)
-		return mpii_err(c, MPI_ERR_INTERN, "MPI_Intercomm_merge");
-	ctx = mpii_ctx_alloc(&tmp);
-	if (!ctx) {
-		mpii_group_release(tmp.grp);
-		return mpii_err(c, MPI_ERR_INTERN, "MPI_Intercomm_merge");
-	}
-	return finish_new(c, tmp.grp, NULL, ctx, out, "MPI_Intercomm_merge");
+	return mpii_err(c, mpii_inter_merge(c, high ? 1 : 0, out), "MPI_Intercomm_merge");
 }
 
 MPII_ALIAS(Intercomm_create)
@@ -505,7 +458,7 @@ int PMPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleade
 	if (!rg)
 		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Intercomm_create");
 	c->grp->refs++;
-	return finish_new(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
+	return mpii_comm_finish(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
 }
 
 MPII_ALIAS(Comm_get_parent)

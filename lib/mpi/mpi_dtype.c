@@ -7,7 +7,7 @@
 
 #include "mpii.h"
 
-#define NPREDEF 41
+#define NPREDEF 63
 
 struct pair_fi {
 	float a;
@@ -78,11 +78,36 @@ static const struct {
     [MPI_AINT] = {sizeof(MPI_Aint), sizeof(MPI_Aint), "MPI_AINT"},
     [MPI_OFFSET] = {sizeof(MPI_Offset), sizeof(MPI_Offset), "MPI_OFFSET"},
     [MPI_COUNT] = {sizeof(MPI_Count), sizeof(MPI_Count), "MPI_COUNT"},
-    [MPI_C_FLOAT_COMPLEX] = {sizeof(float complex), _Alignof(float complex), "MPI_C_FLOAT_COMPLEX"},
+    [MPI_C_FLOAT_COMPLEX] = {sizeof(float complex), _Alignof(float complex), "MPI_C_COMPLEX"},
     [MPI_C_DOUBLE_COMPLEX] = {sizeof(double complex), _Alignof(double complex),
                               "MPI_C_DOUBLE_COMPLEX"},
     [MPI_C_LONG_DOUBLE_COMPLEX] = {sizeof(long double complex), _Alignof(long double complex),
                                    "MPI_C_LONG_DOUBLE_COMPLEX"},
+    [MPI_INTEGER] = {sizeof(int), sizeof(int), "MPI_INTEGER"},
+    [MPI_REAL] = {sizeof(float), sizeof(float), "MPI_REAL"},
+    [MPI_DOUBLE_PRECISION] = {sizeof(double), sizeof(double), "MPI_DOUBLE_PRECISION"},
+    [MPI_COMPLEX] = {sizeof(float complex), _Alignof(float complex), "MPI_COMPLEX"},
+    [MPI_DOUBLE_COMPLEX] = {sizeof(double complex), _Alignof(double complex), "MPI_DOUBLE_COMPLEX"},
+    [MPI_LOGICAL] = {sizeof(int), sizeof(int), "MPI_LOGICAL"},
+    [MPI_CHARACTER] = {1, 1, "MPI_CHARACTER"},
+    [MPI_2INTEGER] = {2 * sizeof(int), sizeof(int), "MPI_2INTEGER"},
+    [MPI_2REAL] = {2 * sizeof(float), sizeof(float), "MPI_2REAL"},
+    [MPI_2DOUBLE_PRECISION] = {2 * sizeof(double), sizeof(double), "MPI_2DOUBLE_PRECISION"},
+    [MPI_INTEGER1] = {1, 1, "MPI_INTEGER1"},
+    [MPI_INTEGER2] = {2, 2, "MPI_INTEGER2"},
+    [MPI_INTEGER4] = {4, 4, "MPI_INTEGER4"},
+    [MPI_INTEGER8] = {8, 8, "MPI_INTEGER8"},
+    [MPI_REAL4] = {4, 4, "MPI_REAL4"},
+    [MPI_REAL8] = {8, 8, "MPI_REAL8"},
+    [MPI_COMPLEX8] = {sizeof(float complex), _Alignof(float complex), "MPI_COMPLEX8"},
+    [MPI_COMPLEX16] = {sizeof(double complex), _Alignof(double complex), "MPI_COMPLEX16"},
+    [MPI_CXX_BOOL] = {sizeof(bool), sizeof(bool), "MPI_CXX_BOOL"},
+    [MPI_CXX_FLOAT_COMPLEX] = {sizeof(float complex), _Alignof(float complex),
+                               "MPI_CXX_FLOAT_COMPLEX"},
+    [MPI_CXX_DOUBLE_COMPLEX] = {sizeof(double complex), _Alignof(double complex),
+                                "MPI_CXX_DOUBLE_COMPLEX"},
+    [MPI_CXX_LONG_DOUBLE_COMPLEX] = {sizeof(long double complex), _Alignof(long double complex),
+                                     "MPI_CXX_LONG_DOUBLE_COMPLEX"},
 };
 
 /* Pair types: size of the value and offset of the int inside the C struct. */
@@ -237,6 +262,22 @@ void mpii_unpack(const struct mpii_dtype *d, int count, void *buf, size_t pos, c
 		copy_runs(d, buf, pos, (char *)src, n, 0);
 }
 
+/* Basic elements in one element of predefined b (2 for the value-index pairs); *first gets the
+ * bytes of the first part of a pair. */
+static int parts(int b, size_t *first)
+{
+	switch (b) {
+	case MPI_2INTEGER:
+	case MPI_2REAL:
+	case MPI_2DOUBLE_PRECISION:
+		*first = basic[b].size / 2;
+		return 2;
+	default:
+		*first = pairs[b].vsize;
+		return pairs[b].vsize ? 2 : 1;
+	}
+}
+
 long long mpii_elements(const struct mpii_dtype *d, size_t bytes)
 {
 	long long n = 0;
@@ -247,15 +288,17 @@ long long mpii_elements(const struct mpii_dtype *d, size_t bytes)
 	full = bytes / d->size;
 	r = bytes % d->size;
 	for (int k = 0; k < d->nseg; k++) {
-		size_t bs = mpii_basic_size(d->seg[k].basic), len = d->seg[k].len;
+		size_t bs = mpii_basic_size(d->seg[k].basic), len = d->seg[k].len, first;
+		int per = parts(d->seg[k].basic, &first);
 		if (!bs)
 			continue;
-		n += (long long)(full * (len / bs));
+		n += (long long)(full * (len / bs)) * per;
 		if (r) {
 			size_t m = r < len ? r : len;
-			if (m % bs)
+			n += (long long)(m / bs) * per;
+			if (m % bs && (per == 1 || m % bs != first))
 				return -1;
-			n += (long long)(m / bs);
+			n += m % bs ? 1 : 0;
 			r -= m;
 		}
 	}

@@ -218,7 +218,10 @@ int PMPI_Type_dup(MPI_Datatype old, MPI_Datatype *out)
 	d->extent = o->extent;
 	d->contig = o->contig;
 	d->committed = o->committed;
-	return ret(mpii_attr_copy_type(o, d), "MPI_Type_dup");
+	rc = mpii_attr_copy_type(o, d);
+	if (rc != MPI_SUCCESS) /* a failed copy callback: no new type */
+		PMPI_Type_free(out);
+	return ret(rc, "MPI_Type_dup");
 }
 
 MPII_ALIAS(Type_commit)

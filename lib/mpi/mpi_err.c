@@ -140,8 +140,9 @@ static void string_of(int code, char *out, size_t len)
 
 	if (code >= 0 && code < (int)(sizeof(class_msg) / sizeof(class_msg[0])))
 		snprintf(out, len, "%s", class_msg[code]);
-	else if (k >= 0 && k < ncodes && code_str[k])
-		snprintf(out, len, "%s", code_str[k]);
+	else if (k >= 0 && k < ncodes)
+		snprintf(out, len, "%s",
+		         code_str[k] ? code_str[k] : ""); /* user codes start empty */
 	else
 		snprintf(out, len, "error code %d", code);
 }

@@ -11,10 +11,11 @@ struct info {
 };
 
 static struct mpii_tab infos;
+static struct info env; /* MPI_INFO_ENV: no keys (the launcher does not report any) */
 
 static struct info *get(MPI_Info h)
 {
-	return mpii_tab_get(&infos, h);
+	return h == MPI_INFO_ENV ? &env : mpii_tab_get(&infos, h);
 }
 
 static int find(const struct info *in, const char *key)
@@ -31,7 +32,7 @@ int PMPI_Info_create(MPI_Info *info)
 	struct info *in = calloc(1, sizeof(*in));
 	int h;
 
-	infos.first = 1;
+	infos.first = MPI_INFO_ENV + 1;
 	if (!in || (h = mpii_tab_add(&infos, in)) < 0) {
 		free(in);
 		return mpii_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_create");
@@ -47,7 +48,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 	int i;
 	char *k, *v, **nk, **nv;
 
-	if (!in)
+	if (!in || in == &env) /* MPI_INFO_ENV is read-only */
 		return mpii_err(NULL, MPI_ERR_INFO, "MPI_Info_set");
 	if (!*key || strlen(key) > MPI_MAX_INFO_KEY)
 		return mpii_err(NULL, MPI_ERR_INFO_KEY, "MPI_Info_set");
@@ -171,7 +172,7 @@ int PMPI_Info_free(MPI_Info *info)
 {
 	struct info *in = get(*info);
 
-	if (!in)
+	if (!in || in == &env)
 		return mpii_err(NULL, MPI_ERR_INFO, "MPI_Info_free");
 	for (int i = 0; i < in->n; i++) {
 		free(in->key[i]);

@@ -1,6 +1,7 @@
 /* lib/mpi/mpi_op.c: reduction operations: predefined ops on every basic type, user ops. */
 #include <complex.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,12 +71,14 @@ struct uop {
 		}                                                                                  \
 	}
 
+/* Logical operations on floating types are an extension MPICH also offers. */
 #define FLOAT_FN(name, T)                                                                          \
 	static int name(MPI_Op op, const void *in, void *io, size_t n)                             \
 	{                                                                                          \
 		switch (op) {                                                                      \
 			OPS_ORDERED(T)                                                             \
 			OPS_ARITH(T)                                                               \
+			OPS_LOGIC(T)                                                               \
 		default:                                                                           \
 			return -1;                                                                 \
 		}                                                                                  \
@@ -91,19 +94,27 @@ struct uop {
 		}                                                                                  \
 	}
 
+/* Fields are copied in and out one by one: a buffer (a received fragment, a scratch area) need
+ * not be aligned for T, and a scratch area ends right after the last element's k (no tail
+ * padding). */
 #define PAIR_FN(name, T)                                                                           \
 	static int name(MPI_Op op, const void *in, void *io, size_t n)                             \
 	{                                                                                          \
-		const T *a = in;                                                                   \
-		T *b = io;                                                                         \
 		if (op != MPI_MINLOC && op != MPI_MAXLOC)                                          \
 			return -1;                                                                 \
 		for (size_t i = 0; i < n; i++) {                                                   \
-			int better = op == MPI_MINLOC ? a[i].v < b[i].v : a[i].v > b[i].v;         \
+			const char *pa = (const char *)in + i * sizeof(T);                         \
+			char *pb = (char *)io + i * sizeof(T);                                     \
+			T a, b;                                                                    \
+			memcpy(&a.v, pa + offsetof(T, v), sizeof(a.v));                            \
+			memcpy(&a.k, pa + offsetof(T, k), sizeof(a.k));                            \
+			memcpy(&b.v, pb + offsetof(T, v), sizeof(b.v));                            \
+			memcpy(&b.k, pb + offsetof(T, k), sizeof(b.k));                            \
+			int better = op == MPI_MINLOC ? a.v < b.v : a.v > b.v;                     \
 			if (better)                                                                \
-				b[i] = a[i];                                                       \
-			else if (a[i].v == b[i].v && a[i].k < b[i].k)                              \
-				b[i].k = a[i].k;                                                   \
+				memcpy(pb + offsetof(T, v), &a.v, sizeof(a.v));                    \
+			if (better || (a.v == b.v && a.k < b.k))                                   \
+				memcpy(pb + offsetof(T, k), &a.k, sizeof(a.k));                    \
 		}                                                                                  \
 		return 0;                                                                          \
 	}
@@ -182,6 +193,14 @@ PAIR_FN(op_li, struct p_li)
 PAIR_FN(op_si, struct p_si)
 PAIR_FN(op_ii, struct p_ii)
 PAIR_FN(op_ldi, struct p_ldi)
+struct p_ff {
+	float v, k;
+};
+struct p_dd {
+	double v, k;
+};
+PAIR_FN(op_ff, struct p_ff)
+PAIR_FN(op_dd, struct p_dd)
 
 typedef int (*op_fn)(MPI_Op, const void *, void *, size_t);
 
@@ -202,6 +221,8 @@ static op_fn type_fn(int t)
 		return op_ushort;
 	case MPI_INT:
 	case MPI_WCHAR:
+	case MPI_INTEGER:
+	case MPI_LOGICAL:
 		return op_int;
 	case MPI_UNSIGNED:
 		return op_uint;
@@ -217,12 +238,16 @@ static op_fn type_fn(int t)
 	case MPI_UNSIGNED_LONG_LONG:
 		return op_ullong;
 	case MPI_INT8_T:
+	case MPI_INTEGER1:
 		return op_i8;
 	case MPI_INT16_T:
+	case MPI_INTEGER2:
 		return op_i16;
 	case MPI_INT32_T:
+	case MPI_INTEGER4:
 		return op_i32;
 	case MPI_INT64_T:
+	case MPI_INTEGER8:
 		return op_i64;
 	case MPI_UINT8_T:
 		return op_u8;
@@ -233,18 +258,32 @@ static op_fn type_fn(int t)
 	case MPI_UINT64_T:
 		return op_u64;
 	case MPI_FLOAT:
+	case MPI_REAL:
+	case MPI_REAL4:
 		return op_float;
 	case MPI_DOUBLE:
+	case MPI_DOUBLE_PRECISION:
+	case MPI_REAL8:
 		return op_double;
+	case MPI_CHARACTER:
+		return op_char;
 	case MPI_LONG_DOUBLE:
 		return op_ldouble;
 	case MPI_C_BOOL:
+	case MPI_CXX_BOOL:
 		return op_bool;
 	case MPI_C_FLOAT_COMPLEX:
+	case MPI_COMPLEX:
+	case MPI_COMPLEX8:
+	case MPI_CXX_FLOAT_COMPLEX:
 		return op_cfloat;
 	case MPI_C_DOUBLE_COMPLEX:
+	case MPI_DOUBLE_COMPLEX:
+	case MPI_COMPLEX16:
+	case MPI_CXX_DOUBLE_COMPLEX:
 		return op_cdouble;
 	case MPI_C_LONG_DOUBLE_COMPLEX:
+	case MPI_CXX_LONG_DOUBLE_COMPLEX:
 		return op_cldouble;
 	case MPI_FLOAT_INT:
 		return op_fi;
@@ -255,7 +294,12 @@ static op_fn type_fn(int t)
 	case MPI_SHORT_INT:
 		return op_si;
 	case MPI_2INT:
+	case MPI_2INTEGER:
 		return op_ii;
+	case MPI_2REAL:
+		return op_ff;
+	case MPI_2DOUBLE_PRECISION:
+		return op_dd;
 	case MPI_LONG_DOUBLE_INT:
 		return op_ldi;
 	default:

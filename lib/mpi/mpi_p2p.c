@@ -8,8 +8,9 @@
 #include "mpii.h"
 
 /* Wire header (doc/PROTOCOL-mpi-wire.md). Only the first hlen bytes travel. */
-enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK };
+enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK, H_CXL, H_CXLACK };
 #define HF_SYNC 1
+#define HF_SREQ 2 /* EAGER: sreq carries the message's cancel id */
 
 struct hdr {
 	uint16_t type, flags;
@@ -38,6 +39,7 @@ struct mpii_unexp {
 
 static struct lk_request *req_cache;
 static int req_ncache;
+static uint64_t send_seq; /* cancel ids of plain eager sends: odd, so never a request address */
 
 struct lk_request *mpii_req_new(int kind)
 {
@@ -81,6 +83,10 @@ void mpii_req_free(struct lk_request *r)
 
 void mpii_complete(struct lk_request *r)
 {
+	if (r->kind == RQ_SEND && r->cxl == 1) {
+		r->cxl_proto = 1; /* finish when the cancel is answered */
+		return;
+	}
 	if (r->kind == RQ_SEND) {
 		free(r->tmp);
 		r->tmp = NULL;
@@ -90,8 +96,7 @@ void mpii_complete(struct lk_request *r)
 			mpii.bsend_pending--;
 		}
 	}
-	r->done = 1;
-	r->active = 0;
+	r->done = 1; /* a persistent request stays active until Wait/Test reports it */
 	if (r->freed)
 		mpii_req_free(r);
 }
@@ -245,7 +250,7 @@ static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t le
 	u->type = h->type;
 	u->flags = h->flags;
 	u->len = (size_t)h->len;
-	u->sreq = h->type == H_RTS || (h->flags & HF_SYNC) ? h->sreq : 0;
+	u->sreq = h->type == H_RTS || (h->flags & (HF_SYNC | HF_SREQ)) ? h->sreq : 0;
 	u->addr = h->type == H_RTS ? h->addr : 0;
 	if (len)
 		memcpy(u->data, data, len);
@@ -286,6 +291,44 @@ static void on_cts(const struct hdr *h)
 	}
 }
 
+/* A sender asks to withdraw a message: drop it if it is still unexpected here, and answer. */
+static void on_cancel(int wsrc, const struct hdr *h)
+{
+	struct mpii_unexp *u, *prev = NULL;
+	struct hdr a = {.type = H_CXLACK, .sreq = h->addr};
+
+	for (u = mpii.unexp; u; prev = u, u = u->next)
+		if (u->wsrc == wsrc && u->sreq == h->sreq && u->ctx == h->ctx)
+			break;
+	if (u) {
+		if (prev)
+			prev->next = u->next;
+		else
+			mpii.unexp = u->next;
+		if (mpii.unexp_tail == u)
+			mpii.unexp_tail = prev;
+		free(u);
+		a.off = 1;
+	}
+	ctl_send(wsrc, &a, HLEN_DATA);
+}
+
+void mpii_cancel_send(struct lk_request *r)
+{
+	struct hdr h = {.type = H_CXL, .ctx = r->ctx, .sreq = r->cid};
+
+	if (r->cxl || !r->cid || r->peer < 0 || r->cancelled)
+		return;
+	if (r->done) { /* a plain eager send completes at once; its message may still wait */
+		r->done = 0;
+		r->cxl_proto = 1;
+	}
+	r->cxl = 1;
+	r->active = 1;
+	h.addr = (uint64_t)(uintptr_t)r;
+	ctl_send(r->wpeer, &h, HLEN_RTS);
+}
+
 void mpii_on_frag(void *arg, int wsrc, const void *hdr, size_t hlen, const void *data, size_t len)
 {
 	const struct hdr *h = hdr;
@@ -318,6 +361,20 @@ void mpii_on_frag(void *arg, int wsrc, const void *hdr, size_t hlen, const void 
 	case H_FIN:
 	case H_ACK:
 		mpii_complete((struct lk_request *)(uintptr_t)h->sreq);
+		break;
+	case H_CXL:
+		on_cancel(wsrc, h);
+		break;
+	case H_CXLACK:
+		r = (struct lk_request *)(uintptr_t)h->sreq;
+		r->cxl = 2;
+		if (h->off) {
+			r->cancelled = 1;
+			r->st.lk_cancelled = 1;
+			r->st.MPI_ERROR = MPI_SUCCESS;
+		}
+		if (h->off || r->cxl_proto)
+			mpii_complete(r);
 		break;
 	default:
 		mpii_err(NULL, MPI_ERR_INTERN, "bad fragment");
@@ -405,15 +462,17 @@ static int send_start(struct lk_request *r)
 		src = r->tmp;
 	}
 	h.len = r->bytes;
-	h.sreq = (uint64_t)(uintptr_t)r;
+	h.sreq = r->cid = (uint64_t)(uintptr_t)r;
+	r->cxl = r->cxl_proto = 0;
 	if (r->bytes <= tp_eager_max(mpii.tp, r->wpeer)) {
 		h.type = H_EAGER;
-		h.flags = r->mode == MODE_SYNC ? HF_SYNC : 0;
-		int rc = tp_send(mpii.tp, r->wpeer, &h, h.flags ? HLEN_SYNC : HLEN_EAGER, src,
-		                 r->bytes, NULL);
+		h.flags = r->mode == MODE_SYNC ? HF_SYNC : HF_SREQ;
+		if (h.flags == HF_SREQ) /* completes now: the address may soon name another send */
+			h.sreq = r->cid = (++send_seq << 1) | 1;
+		int rc = tp_send(mpii.tp, r->wpeer, &h, HLEN_SYNC, src, r->bytes, NULL);
 		if (rc < 0)
 			return MPI_ERR_OTHER;
-		if (!h.flags)
+		if (h.flags == HF_SREQ)
 			mpii_complete(r);
 		backpressure();
 		return MPI_SUCCESS;

@@ -14,7 +14,8 @@ int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *pe
 		free(p);
 		return -1;
 	}
-	memcpy(d, dims, sizeof(int) * (size_t)ndims);
+	if (ndims > 0)
+		memcpy(d, dims, sizeof(int) * (size_t)ndims);
 	for (int i = 0; i < ndims; i++)
 		p[i] = periods[i] ? 1 : 0;
 	free(c->dims);
@@ -22,40 +23,84 @@ int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *pe
 	c->dims = d;
 	c->periods = p;
 	c->ndims = ndims;
+	c->topo = MPI_CART;
 	return 0;
 }
 
-/* Distribute the prime factors of n over the k free dimensions, largest factor to the
- * currently smallest dimension, so the result is balanced; sorted non-increasing. */
-static void balance(int n, int k, int *out)
-{
-	int f[32] = {0}, nf = 0;
+/* MPI_Dims_create's "balanced" split of n into k factors, as MPICH chooses it: the smallest
+ * spread (largest - smallest factor), then the smallest sum; on a tie the first found with
+ * the factors tried largest first. Factors are non-increasing. */
+struct dims_search {
+	int k, ndiv;
+	const int *div; /* divisors of the original n, descending */
+	int cur[64], best[64];
+	long spread, sum;
+};
 
-	for (int i = 0; i < k; i++)
-		out[i] = 1;
-	for (int p = 2; n > 1 && nf < 32; p++) {
-		while (n % p == 0 && nf < 32) {
-			f[nf++] = p;
-			n /= p;
+static int fits(long d, int m, long n) /* d^m >= n */
+{
+	long p = 1;
+
+	for (int i = 0; i < m && p < n; i++)
+		p *= d;
+	return p >= n;
+}
+
+static void dims_try(struct dims_search *s, int i, long n, long maxv, long sum)
+{
+	if (i == s->k - 1) {
+		long spread = (i ? s->cur[0] : n) - n;
+		if (n > maxv)
+			return;
+		s->cur[i] = (int)n;
+		sum += n;
+		if (s->spread < 0 || spread < s->spread || (spread == s->spread && sum < s->sum)) {
+			s->spread = spread;
+			s->sum = sum;
+			memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
 		}
-		if ((long)p * p > n && n > 1) {
-			f[nf++] = n;
-			n = 1;
-		}
+		return;
 	}
-	for (int i = nf - 1; i >= 0; i--) {
-		int m = 0;
-		for (int j = 1; j < k; j++)
-			if (out[j] < out[m])
-				m = j;
-		out[m] *= f[i];
+	for (int j = 0; j < s->ndiv; j++) {
+		long d = s->div[j];
+		if (d > maxv || n % d)
+			continue;
+		if (!fits(d, s->k - i, n))
+			break; /* smaller factors cannot hold the rest either */
+		if (i > 0 && s->spread >= 0 && s->cur[0] - d > s->spread)
+			break; /* the spread only grows from here */
+		s->cur[i] = (int)d;
+		dims_try(s, i + 1, n / d, d, sum + d);
 	}
-	for (int i = 0; i < k; i++) /* insertion sort, descending */
-		for (int j = i; j > 0 && out[j] > out[j - 1]; j--) {
-			int t = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = t;
+}
+
+static int balance(int n, int k, int *out)
+{
+	struct dims_search s = {.k = k, .spread = -1};
+	int *div = malloc(sizeof(int) * 4096), nd = 0, nhi = 0;
+
+	if (!div)
+		return -1;
+	/* divisors descending: the large ones (n / d) fill the front, the small ones the back */
+	for (long d = 1; d * d <= n; d++)
+		if (n % d == 0) {
+			div[2048 + nhi++] = (int)d;
+			if (d * d != n)
+				div[nd++] = (int)(n / d);
 		}
+	for (int i = nhi - 1; i >= 0; i--)
+		div[nd++] = div[2048 + i];
+	s.div = div;
+	s.ndiv = nd;
+	if (k > 64) { /* more dimensions than the search keeps: only ones past the 64th */
+		for (int i = 64; i < k; i++)
+			out[i] = 1;
+		s.k = k = 64;
+	}
+	dims_try(&s, 0, n, n, 0);
+	memcpy(out, s.best, sizeof(int) * (size_t)k);
+	free(div);
+	return 0;
 }
 
 MPII_ALIAS(Dims_create)
@@ -80,7 +125,10 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 	free_dims = malloc(sizeof(int) * (size_t)nfree);
 	if (!free_dims)
 		return mpii_err(NULL, MPI_ERR_NO_MEM, "MPI_Dims_create");
-	balance(nnodes / fixed, nfree, free_dims);
+	if (balance(nnodes / fixed, nfree, free_dims) < 0) {
+		free(free_dims);
+		return mpii_err(NULL, MPI_ERR_NO_MEM, "MPI_Dims_create");
+	}
 	for (int i = 0, k = 0; i < ndims; i++)
 		if (!dims[i])
 			dims[i] = free_dims[k++];
@@ -119,7 +167,7 @@ static struct mpii_comm *cart(MPI_Comm comm, const char *fn, int *rc)
 {
 	struct mpii_comm *c = mpii_comm(comm);
 
-	*rc = !c ? MPI_ERR_COMM : !c->ndims ? MPI_ERR_TOPOLOGY : MPI_SUCCESS;
+	*rc = !c ? MPI_ERR_COMM : c->topo != MPI_CART ? MPI_ERR_TOPOLOGY : MPI_SUCCESS;
 	if (*rc != MPI_SUCCESS)
 		mpii_err(c, *rc, fn);
 	return *rc == MPI_SUCCESS ? c : NULL;
@@ -256,8 +304,12 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *out)
 			color = color * c->dims[i] + me[i];
 		}
 	}
+	/* no dimension left: like a zero-dimensional MPI_Cart_create, rank 0 alone (as MPICH) */
+	if (nd == 0)
+		color = c->rank == 0 ? 0 : MPI_UNDEFINED;
 	rc = PMPI_Comm_split(comm, color, key, out);
-	if (rc == MPI_SUCCESS && mpii_cart_set(mpii_comm(*out), nd, dims, per) < 0)
+	if (rc == MPI_SUCCESS && *out != MPI_COMM_NULL &&
+	    mpii_cart_set(mpii_comm(*out), nd, dims, per) < 0)
 		rc = mpii_err(c, MPI_ERR_NO_MEM, "MPI_Cart_sub");
 	free(me);
 	return rc;
@@ -270,7 +322,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 
 	if (!c)
 		return mpii_err(NULL, MPI_ERR_COMM, "MPI_Topo_test");
-	*status = c->ndims ? MPI_CART : MPI_UNDEFINED;
+	*status = c->topo ? c->topo : MPI_UNDEFINED;
 	return MPI_SUCCESS;
 }
 

@@ -97,8 +97,11 @@ struct mpii_comm {
 	int errh;
 	struct mpii_attr *attrs;
 	char name[MPI_MAX_OBJECT_NAME];
-	int ndims; /* Cartesian topology (0: none) */
+	int topo;  /* MPI_CART, MPI_GRAPH, or 0 */
+	int ndims; /* Cartesian: dimensions (may be 0) */
 	int *dims, *periods;
+	int nnodes, *index, *edges; /* graph: MPI_Graph_create's arguments */
+	struct mpii_comm *uni;      /* intercomm: both groups as one intracomm on ctx + 1 (lazy) */
 };
 
 struct mpii_comm *mpii_comm(MPI_Comm h);
@@ -113,9 +116,17 @@ static inline int mpii_world_of(const struct mpii_comm *c, int r)
 }
 /* Give c a Cartesian topology (copies dims/periods). 0, or -1 (ENOMEM). */
 int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *periods);
+/* Give c a graph topology (copies index[nnodes] and the edges). 0, or -1 (ENOMEM). */
+int mpii_graph_set(struct mpii_comm *c, int nnodes, const int *index, const int *edges);
+/* Copy from's topology to to (MPI_Comm_dup). 0, or -1 (ENOMEM). */
+int mpii_topo_copy(const struct mpii_comm *from, struct mpii_comm *to);
 /* Drop a reference: the communicator is destroyed with the last one (MPI_Comm_free or the
  * last request using it). */
 void mpii_comm_release(struct mpii_comm *c);
+/* Register a new communicator over g (and remote group rg) on ctx, inheriting parent's error
+ * handler; takes over g, rg and ctx even on failure. MPI code. */
+int mpii_comm_finish(struct mpii_comm *parent, struct mpii_group *g, struct mpii_group *rg,
+                     uint32_t ctx, MPI_Comm *out, const char *fn);
 /* Create world/self communicators. 0, or -1. */
 int mpii_comm_init(void);
 void mpii_comm_fini(void);
@@ -143,6 +154,9 @@ struct lk_request {
 	void *tmp;
 	uint64_t rid; /* remote request (CTS: the receiver's) */
 	int held;     /* comm and d are referenced */
+	uint64_t cid; /* send: what the receiver knows the message by (for MPI_Cancel) */
+	int cxl; /* send cancel: 0 none, 1 asked (completion waits for the answer), 2 answered */
+	int cxl_proto; /* the send's own protocol finished while the answer was awaited */
 };
 
 /* Allocate a zeroed request; NULL on ENOMEM. */
@@ -170,6 +184,9 @@ int mpii_sendrecv(const void *sbuf, int scount, struct mpii_dtype *sd, int dest,
 int mpii_wait(struct lk_request *r, MPI_Status *st);
 /* Cancel a posted receive. 1 if cancelled. */
 int mpii_cancel_recv(struct lk_request *r);
+/* Ask the receiver to drop the (not yet matched) message of send r; r completes when the answer
+ * arrives, with st.lk_cancelled set if the message was dropped. */
+void mpii_cancel_send(struct lk_request *r);
 /* Search the unexpected queue: 1 and *st filled if a message matches. */
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
 /* One progress step (yields when oversubscribed and idle). */
@@ -213,6 +230,55 @@ int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rb
 /* Allocate a new context id agreed over parent (collective). ctx or 0 on failure. */
 uint32_t mpii_ctx_alloc(struct mpii_comm *parent);
 void mpii_ctx_free(uint32_t ctx);
+
+/* Scratch buffers and copies shared by the collectives (mpi_coll.c). */
+void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base);
+void mpii_tmpbuf_free(void *mem);
+void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d);
+
+/* Per-peer buffer descriptions of the alltoall family (alltoallw: byte displacements). */
+struct mpii_a2a {
+	const char *sbuf;
+	char *rbuf;
+	const int *sc, *sdp, *rc, *rdp;
+	const MPI_Datatype *st, *rt;
+	int scount, rcount, bytes_disp;
+	struct mpii_dtype *sd, *rd;
+};
+/* Address, type and count of the block sent to / received from peer i. */
+const char *mpii_a2a_sptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int *cnt);
+char *mpii_a2a_rptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int *cnt);
+
+/* ---- intercommunicators (mpi_inter.c) ---- */
+/* The union intracommunicator of ic (both groups, the one holding the lower job rank at its
+ * rank 0 first), built on first use and kept until ic is destroyed. NULL on ENOMEM. */
+struct mpii_comm *mpii_inter_union(struct mpii_comm *ic);
+/* Collectives on an intercommunicator; root is MPI_ROOT, MPI_PROC_NULL or a remote rank.
+ * MPI codes. */
+int mpii_inter_barrier(struct mpii_comm *ic);
+int mpii_inter_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *ic);
+int mpii_inter_reduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                      int root, struct mpii_comm *ic);
+int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                         struct mpii_comm *ic);
+int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                              struct mpii_dtype *d, MPI_Op op, struct mpii_comm *ic);
+/* Gather(v) (rcounts NULL: rcount each) and scatter(v) likewise. */
+int mpii_inter_gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                       const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                       int root, struct mpii_comm *ic);
+int mpii_inter_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
+                        struct mpii_dtype *sd, void *rbuf, int rcount, struct mpii_dtype *rd,
+                        int root, struct mpii_comm *ic);
+int mpii_inter_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                          const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                          struct mpii_comm *ic);
+int mpii_inter_alltoall(const struct mpii_a2a *a, struct mpii_comm *ic);
+/* Communicator constructors on an intercommunicator. MPI codes. */
+int mpii_inter_dup(struct mpii_comm *ic, MPI_Comm *out);
+int mpii_inter_merge(struct mpii_comm *ic, int high, MPI_Comm *out);
+int mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out);
+int mpii_inter_create(struct mpii_comm *ic, struct mpii_group *g, MPI_Comm *out);
 
 /* ---- global state ---- */
 struct mpii_unexp;

@@ -10,8 +10,8 @@ D=$LAMKIT_TOP/out/mpi-lamkit
 lkmpi_before=$(ls /dev/shm | grep -c '^lkmpi-')
 
 for n in 1 2 3 4; do
-	for p in lk_p2p lk_dtype lk_coll lk_comm; do
-		[ $n = 1 ] && [ $p = lk_p2p -o $p = lk_dtype ] && continue # they need a peer
+	for p in lk_p2p lk_dtype lk_coll lk_comm lk_inter lk_cancel lk_topo lk_misc; do
+		case $n:$p in 1:lk_p2p | 1:lk_dtype | 1:lk_inter | 1:lk_cancel) continue ;; esac # need a peer
 		out=$(LKX_TIMEOUT=120 lkx -n $n "$D/$p" 2>&1); rc=$?
 		is "$rc" 0 "$p -n $n exits 0"
 		like "$out" "$p: OK size=$n" "$p -n $n checks pass"
@@ -21,7 +21,9 @@ like "$(lkx -n 4 "$D/ring" 3)" "ring: OK laps=3 size=4" "ring -n 4"
 like "$(lkx -n 3 "$D/collectives" 256)" "collectives: OK size=3" "collectives -n 3"
 like "$(LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "large: OK" "large messages 0 B .. 8 MiB"
 is "$(lkx -n 4 "$D/hello" | grep -c 'of 4 on')" 4 "hello -n 4"
-for p in lk_p2p lk_coll; do
+like "$(lkx -n 3 "$D/lk_misc" 2>&1)" "MPI_COMM_SELF attributes deleted at finalize" \
+	"lk_misc: MPI_COMM_SELF attribute callbacks run in MPI_Finalize"
+for p in lk_p2p lk_coll lk_inter lk_cancel; do
 	like "$(LAMKIT_TP=tcp LKX_TIMEOUT=120 lkx -n 3 "$D/$p" 2>&1)" "$p: OK size=3" "$p -n 3 over TCP (LAMKIT_TP=tcp)"
 done
 like "$(LKX_TIMEOUT=200 lkx -n 8 "$D/lk_coll" 2>&1)" "lk_coll: OK size=8" "lk_coll -n 8 oversubscribed"
