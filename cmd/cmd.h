@@ -25,5 +25,14 @@ int cmd_mpiexec(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_wipe(int argc, char **argv);
 int cmd_mpicc(int argc, char **argv);
+int cmd_boot(int argc, char **argv);
+int cmd_grow(int argc, char **argv);
+int cmd_recon(int argc, char **argv);
+int cmd_halt(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
+
+struct lua_State;
+/* The recon/wipe result table's rows at stack index idx as a table; returns failed rows. */
+int cmd_print_rows(struct lua_State *L, int idx, int wipe);
 
 #endif

@@ -8,27 +8,62 @@
 
 /* clang-format off */
 const struct cmd cmd_table[] = {
-	{"boot", "lamboot", "start one agent per node of a boot schema (a universe)", NULL, NULL, 0},
-	{"grow", "lamgrow", "add a node to the running universe", NULL, NULL, 0},
-	{"recon", "recon", "check that every node of a schema can be reached and runs lamkit", NULL, NULL, 0},
+	{"boot", "lamboot", "start one agent per node of a boot schema (a universe)",
+	 "lamkit boot [-v] [-k] [--boot MODULE] [--algorithm ALG] [--timeout S] [--fanout K]\n"
+	 "            [--window W] SCHEMA\n"
+	 "Starts one agent per node of SCHEMA (a Lua boot schema or a LAM bhost file, found as given,\n"
+	 "in ., in $LAMKIT_HOME/etc, in the install's etc/) through a boot module (local, ssh, rsh,\n"
+	 "slurm: the schema's `boot`, else $LAMKIT_BOOT, else the best that works here) and a launch\n"
+	 "algorithm (linear, windowed, tree, oneshot). Each agent gets a fresh universe key on its\n"
+	 "stdin, connects back and authenticates. Then the universe state ($LAMKIT_UNIVERSE, else\n"
+	 "lamkit-UID/universe in the session directory, mode 0600) is written and mpiexec, nodes,\n"
+	 "grow, halt and wipe use it. $LAMKIT_TMPDIR is passed on to the agents.\n"
+	 "  -v  a line per node as it comes up      -k  keep the nodes that came up when some fail\n"
+	 "  --timeout S  seconds each node may take (default: the schema's, else 30)\n"
+	 "A bad schema is one line (file:line: what) and nothing starts. A node that fails is named\n"
+	 "with the stage (launch, connect, auth, timeout); then the others are halted (without -k).\n",
+	 cmd_boot, 0},
+	{"grow", "lamgrow", "add a node to the running universe",
+	 "lamkit grow [-v] [--cpu N] [--boot MODULE] [--timeout S] HOST\n"
+	 "Starts an agent on HOST with the boot module and options of the running universe's schema\n"
+	 "and adds it with N slots (default 1).\n", cmd_grow, 0},
+	{"recon", "recon", "check that every node of a schema can be reached and runs lamkit",
+	 "lamkit recon [-v] [--boot MODULE] [--timeout S] SCHEMA\n"
+	 "Starts a throw-away agent on every node of SCHEMA (from this host, a window at a time),\n"
+	 "which authenticates and exits. Prints node, reachable, runs, version, cpus, time and the\n"
+	 "problem; leaves nothing running. Exit 0 when every node works.\n", cmd_recon, 0},
 	{"wipe", "wipe", "forcibly end the universe on every node and remove what it left",
-	 "lamkit wipe [-n|--dry-run] [-v|--verbose] [SCHEMA]\n"
-	 "Without SCHEMA: on this node, kills every process this user's lamkit session records name\n"
+	 "lamkit wipe [-n|--dry-run] [-v|--verbose] [--local] [SCHEMA]\n"
+	 "With SCHEMA, or when a universe is booted: on every node of it, through its boot module\n"
+	 "(a fresh `lamkit agent --wipe` per node; no agent needs to be alive), then the universe\n"
+	 "state is removed; prints a table. --local, or no universe and no SCHEMA: on this node, kills every process this user's lamkit session records name\n"
 	 "(agents, ranks, and what they left running; a recorded pid now used by another process is\n"
 	 "left alone), removes the registered shared-memory segments and temp files, and removes the\n"
 	 "session directories under $LAMKIT_TMPDIR, $TMPDIR or /tmp (lamkit-UID/). Needs no agent.\n"
 	 "  -n  only list what would be done     -v  list every process killed and path removed\n"
 	 "Prints a one-line summary; problems get one line each on stderr. Exit 0, or 1 when\n"
-	 "something could not be killed or removed. With SCHEMA (every node of it): not yet built.\n",
+	 "something could not be killed or removed.\n",
 	 cmd_wipe, 0},
-	{"halt", "lamhalt", "shut the universe down gracefully", NULL, NULL, 0},
-	{"nodes", "lamnodes", "list the universe's nodes, their state, slots and addresses", NULL, NULL, 0},
+	{"halt", "lamhalt", "shut the universe down gracefully",
+	 "lamkit halt [-v] [--timeout S]\n"
+	 "Asks every agent of the universe to end its jobs and exit, then removes the universe state.\n"
+	 "Nodes that cannot be reached are named (exit 1); 'lamkit wipe' cleans those up.\n",
+	 cmd_halt, 0},
+	{"nodes", "lamnodes", "list the universe's nodes, their state, slots and addresses",
+	 "lamkit nodes\n"
+	 "Asks every agent of the universe for its state: a table of node, host, address, cpus,\n"
+	 "schedulable, up/down, jobs, ranks and uptime. Exit 1 when a node is down.\n",
+	 cmd_nodes, 0},
 	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
 	 NULL, cmd_mpiexec, 0},
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
 	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)",
+	 "lamkit agent --boot ADDR[,ADDR...]:PORT --universe ID --node N [--tmpdir DIR]\n"
+	 "             [--foreground] [--recon | --wipe [-n]]\n"
 	 "lamkit agent --wipe [-n] [-v]\n"
-	 "Internal. --wipe: do `lamkit wipe` for this node (-n: dry run) and print one line:\n"
+	 "Internal. Started by boot modules with the universe key on stdin: connects back to boot,\n"
+	 "authenticates, and serves the universe (daemon; --foreground under srun), or reports and\n"
+	 "exits (--recon, --wipe). Exit 3: boot unreachable, 4: wrong key, 2: no key. --wipe alone: do `lamkit wipe` for this node (-n: dry run) and print one line:\n"
 	 "  wipe host=H dry=0|1 killed=N gone=N reused=N untrusted=N files=N skipped=N dirs=N failed=N\n"
 	 "or `wipe host=H error=MESSAGE` (exit 111). Problems go to stderr. Exit 1 if failed > 0.\n",
 	 cmd_agent, 1},

@@ -4,12 +4,19 @@
 #include "lua_host.h"
 
 #include <elf.h>
-#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 
 #include <sodium.h>
+
+/* <link.h> would give ElfW, but lib/boot/link.h shadows it on our include path */
+#if UINTPTR_MAX > 0xffffffffu
+#define ElfW(t) Elf64_##t
+#else
+#define ElfW(t) Elf32_##t
+#endif
 
 #ifndef LAMKIT_GIT_REV
 #define LAMKIT_GIT_REV "unknown"

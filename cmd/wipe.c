@@ -1,4 +1,7 @@
-/* cmd/wipe.c: `lamkit wipe`: end what lamkit left on this node; a schema's nodes come later. */
+/* cmd/wipe.c: `lamkit wipe [SCHEMA]`: end what lamkit left behind. With SCHEMA, or with a
+ * universe state file, on every node (a fresh `lamkit agent --wipe` started through the boot
+ * module: no live agent needed); otherwise on this node. */
+#include "bootlua.h"
 #include "cmd.h"
 #include "core.h"
 #include "wipe.h"
@@ -48,13 +51,59 @@ static void summary(const struct boot_wipe_report *r, int dry, char *buf, size_t
 		snprintf(buf, len, "nothing to do");
 }
 
+/* Every node of the schema or universe: one wipe agent each, a table of what they did. */
+static int wipe_nodes(const char *schema, struct boot_universe *u, const char *path, int dry,
+                      int verbose)
+{
+	unsigned char key[BOOT_KEY_LEN];
+	char id[33], err[2048];
+	struct bootlua b;
+
+	if (bootlua_new_identity(id, key) < 0)
+		return CORE_EXIT_SYSTEM;
+	struct bootlua_req q = {.cmd = "wipe",
+	                        .fn = "wipe",
+	                        .mode = BOOT_SRV_WIPE,
+	                        .schema = schema,
+	                        .state = u,
+	                        .verbose = verbose,
+	                        .dry_run = dry,
+	                        .first_node = 1,
+	                        .key = key,
+	                        .uid = id};
+	int rc = bootlua_run(&q, &b, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "lamkit wipe: %s\n", err);
+		rc = 1;
+	} else {
+		boot_srv_release(b.srv);
+		int bad = cmd_print_rows(b.L, lua_gettop(b.L), 1);
+		rc = bad ? 1 : 0;
+		if (bad)
+			fprintf(
+			    stderr, "lamkit wipe: %d node(s) could not be wiped%s\n", bad,
+			    u ? "; the universe state is kept so that 'lamkit wipe' can try again"
+			      : "");
+	}
+	if (b.srv)
+		boot_srv_release(b.srv);
+	bootlua_close(&b);
+	boot_key_wipe(key, sizeof key);
+	if (u) {
+		if (rc == 0 && !dry)
+			bootlua_forget_universe(path, u->id);
+		boot_universe_free(u);
+	}
+	return rc;
+}
+
 int cmd_wipe(int argc, char **argv)
 {
 	struct boot_wipe_opts o = {0};
 	struct boot_wipe_report rep;
 	const char *schema = NULL;
 	char err[1024], line[1024];
-	int verbose = 0, opts = 1;
+	int verbose = 0, opts = 1, local = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -62,6 +111,8 @@ int cmd_wipe(int argc, char **argv)
 			opts = 0;
 		} else if (opts && !strcmp(a, "--dry-run")) {
 			o.dry_run = 1;
+		} else if (opts && !strcmp(a, "--local")) {
+			local = 1;
 		} else if (opts && !strcmp(a, "--verbose")) {
 			verbose = 1;
 		} else if (opts && a[0] == '-' && a[1] && a[1] != '-') {
@@ -81,13 +132,15 @@ int cmd_wipe(int argc, char **argv)
 			schema = a;
 		}
 	}
-	if (schema) {
-		fprintf(stderr,
-		        "lamkit wipe: wiping the nodes of %s needs the boot modules, which are not "
-		        "wired into lamkit %s yet; run 'lamkit wipe' on each node instead\n",
-		        schema, LAMKIT_VERSION);
-		return 1;
-	}
+	struct boot_universe u = {0};
+	char path[4096];
+	int have = 1;
+	if (!schema && !local)
+		have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
+	if (schema || have == 0)
+		return wipe_nodes(schema, have == 0 ? &u : NULL, path, o.dry_run, verbose);
+	if (have < 0) /* a broken state file: the local wipe below removes it */
+		fprintf(stderr, "lamkit wipe: %s\n", err);
 	verbose |= o.dry_run; /* a dry run lists what it would do */
 	o.note = on_note;
 	o.arg = &verbose;

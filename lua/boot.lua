@@ -73,6 +73,30 @@ end
 
 -- ====}
 
+-- from_state(st) -> a schema table for grow and wipe: the universe's nodes with the module
+-- and the module options of the schema it was booted from (when that file still loads).
+-- st = {schema = path | "", module = name, nodes = {{host=, cpu=, schedule=, ...}...}}
+function M.from_state(st)
+  local s
+  if st.schema and st.schema ~= "" and lamkit.file_exists(st.schema) then
+    local ok, loaded = pcall(schema_mod.load, st.schema, {})
+    if ok then s = loaded end
+  end
+  s = s or { file = "(universe)", options = {}, lines = {} }
+  s.nodes = st.nodes or {}
+  for _, n in ipairs(s.nodes) do -- a grown node takes the schema's defaults too
+    for k, v in pairs(s.defaults or {}) do
+      if n[k] == nil then n[k] = v end
+    end
+  end
+  if st.module and st.module ~= "" then
+    s.boot = st.module
+    s.lines.boot = nil
+  end
+  s.algorithm, s.lines.algorithm = nil, nil -- a few nodes: started from the origin
+  return s
+end
+
 local function load_schema(src, opts)
   if type(src) == "table" then -- an already-built node list (wipe/grow from the universe state)
     src.file = src.file or "(universe)"
@@ -171,6 +195,7 @@ local function prepare(ctx, src, opts, where, collect)
   if #s.nodes == 0 then error(s.file .. ": the schema lists no nodes", 0) end
   local problems = mod.verify_nodes(s, mopts, collect) or {}
   mod.prepare_boot(s, mopts)
+  if ctx.setup then ctx:setup(s.nodes, name) end
   local argvs = build_argvs(ctx, s, mod, mopts, opts)
   return { s = s, mod = mod, name = name, prio = prio, mopts = mopts, argvs = argvs,
     problems = problems, opts = opts }
@@ -219,7 +244,7 @@ end
 local function row(st, res, i)
   local node, ev = st.s.nodes[i], res.events[i] or {}
   local r = { index = i, host = node.host, ok = ev.ok == true, time = res.times[i],
-    stage = ev.stage, err = ev.err, version = ev.version, cpus = ev.cpus }
+    stage = ev.stage, err = ev.err, version = ev.version, cpus = ev.cpus, wipe = ev.wipe }
   if st.problems[i] then
     r.reachable, r.runs = false, false
   else

@@ -1,6 +1,8 @@
-/* lib/boot/agent.c: the agent's main loop: controller connection, signals, reaping. */
+/* lib/boot/agent.c: the agent's main loop: controller links, the universe port, the launch
+ * tree, signals, reaping. */
 #include "agent.h"
 #include "core.h"
+#include "launch.h"
 #include "session.h"
 #include "spawn.h"
 
@@ -10,8 +12,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+struct ctlr {
+	boot_link_t *l;
+	boot_agent_t *ag;
+	int is_origin;
+};
+
+/* A child agent this agent starts for the launch tree, on behalf of the link that asked. */
+struct ulaunch {
+	boot_launch_t *l;
+	boot_link_t *asker;
+	uint32_t node;
+};
 
 static boot_job_t *find_job(boot_agent_t *ag, uint32_t id)
 {
@@ -31,7 +47,7 @@ static void maybe_stop(boot_agent_t *ag)
 			i++;
 		}
 	}
-	if (ag->ctl_gone && ag->njobs == 0)
+	if (ag->stopping && ag->njobs == 0)
 		core_ev_stop(ag->ev);
 }
 
@@ -49,8 +65,16 @@ void boot_agent_poke(boot_agent_t *ag)
 		ag->poke_timer = core_ev_timer(ag->ev, 0, on_poke, ag);
 }
 
+static void stop_all(boot_agent_t *ag)
+{
+	ag->stopping = 1;
+	for (int i = 0; i < ag->njobs; i++)
+		boot_job_kill(ag->jobs[i]);
+	maybe_stop(ag);
+}
+
 /* Tell the controller a job cannot start (it would otherwise wait for it forever). */
-static void reject_job(boot_agent_t *ag, uint32_t jobid, const char *why)
+static void reject_job(boot_link_t *l, uint32_t jobid, const char *why)
 {
 	struct core_wbuf w = {0};
 
@@ -59,46 +83,181 @@ static void reject_job(boot_agent_t *ag, uint32_t jobid, const char *why)
 	core_w_u32(&w, 0);
 	core_w_u32(&w, EPROTO);
 	core_w_str(&w, why);
-	core_conn_send(ag->ctl, BOOT_MSG_SPAWN_FAIL, w.p, w.len, NULL, 0);
+	boot_link_send(l, BOOT_MSG_SPAWN_FAIL, w.p, w.len, NULL, 0);
 	core_w_free(&w);
 	core_w_u32(&w, jobid);
-	core_conn_send(ag->ctl, BOOT_MSG_JOB_DONE, w.p, w.len, NULL, 0);
+	boot_link_send(l, BOOT_MSG_JOB_DONE, w.p, w.len, NULL, 0);
 	core_w_free(&w);
 }
 
-static void on_ctl_frame(core_conn_t *c, unsigned type, const char *d, size_t len, void *arg)
+static void send_hello(boot_link_t *l)
 {
-	boot_agent_t *ag = arg;
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, BOOT_PROTO_VERSION);
+	core_w_str(&w, core_hostname());
+	core_w_u32(&w, (uint32_t)getpid());
+	core_w_u32(&w, (uint32_t)core_cpu_count());
+	boot_link_send(l, BOOT_MSG_HELLO, w.p, w.len, NULL, 0);
+	core_w_free(&w);
+}
+
+static void send_status(boot_agent_t *ag, boot_link_t *l)
+{
+	struct core_wbuf w = {0};
+	int nranks = 0;
+
+	for (int i = 0; i < ag->njobs; i++)
+		nranks += boot_job_nranks(ag->jobs[i]);
+	core_w_u32(&w, ag->uopts ? (uint32_t)ag->uopts->node : 0);
+	core_w_str(&w, core_hostname());
+	core_w_u32(&w, (uint32_t)getpid());
+	core_w_u32(&w, (uint32_t)core_cpu_count());
+	core_w_u32(&w, (uint32_t)ag->njobs);
+	core_w_u32(&w, (uint32_t)nranks);
+	core_w_i64(&w, core_now_ms() - ag->started_ms);
+	core_w_str(&w, LAMKIT_VERSION);
+	boot_link_send(l, BOOT_MSG_STATUS_REPLY, w.p, w.len, NULL, 0);
+	core_w_free(&w);
+}
+
+/* {==== the launch tree: start a child agent with the key on its stdin */
+
+static void launch_report(boot_agent_t *ag, struct ulaunch *u, int status, const char *line)
+{
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, u->node);
+	core_w_u32(&w, (uint32_t)status);
+	core_w_str(&w, line);
+	if (u->asker)
+		boot_link_send(u->asker, BOOT_MSG_LAUNCH_EXIT, w.p, w.len, NULL, 0);
+	core_w_free(&w);
+}
+
+static void do_launch(boot_agent_t *ag, boot_link_t *asker, struct core_rbuf *r)
+{
+	uint32_t node = core_r_u32(r), argc = core_r_u32(r);
+	char **argv = NULL, err[512], log[sizeof ag->root + 64], hex[BOOT_KEY_HEX_LEN + 2];
+
+	if (r->err || argc == 0 || argc > 4096 || !ag->uopts)
+		return;
+	argv = calloc(argc + 1, sizeof *argv);
+	for (uint32_t i = 0; argv && i < argc; i++)
+		argv[i] = (char *)core_r_str(r);
+	struct ulaunch u = {.asker = asker, .node = node};
+	if (!argv || r->err) {
+		free(argv);
+		launch_report(ag, &u, 127 << 8, "malformed launch request");
+		return;
+	}
+	snprintf(log, sizeof log, "%s/launch-%u.log", ag->root, node);
+	boot_key_to_hex(ag->uopts->key, hex);
+	strcat(hex, "\n");
+	u.l = boot_launch_start(argv, hex, log, err, sizeof err);
+	boot_key_wipe(hex, sizeof hex);
+	free(argv);
+	if (!u.l) {
+		launch_report(ag, &u, 127 << 8, err);
+		return;
+	}
+	struct ulaunch *nl = realloc(ag->launches, (size_t)(ag->nlaunches + 1) * sizeof *nl);
+	if (!nl) {
+		boot_launch_free(u.l, 1);
+		return;
+	}
+	ag->launches = nl;
+	ag->launches[ag->nlaunches++] = u;
+}
+
+static int launch_reaped(boot_agent_t *ag, pid_t pid, int status)
+{
+	for (int i = 0; i < ag->nlaunches; i++) {
+		struct ulaunch *u = &ag->launches[i];
+		if (!boot_launch_reaped(u->l, pid, status))
+			continue;
+		char line[512];
+		boot_launch_last_line(u->l, line, sizeof line);
+		launch_report(ag, u, status, line);
+		boot_launch_free(u->l, 1);
+		ag->launches[i] = ag->launches[--ag->nlaunches];
+		return 1;
+	}
+	return 0;
+}
+
+/* ====} */
+
+/* {==== controller links */
+
+static void ctl_remove(boot_agent_t *ag, boot_link_t *l)
+{
+	for (int i = 0; i < ag->nctls; i++) {
+		if (ag->ctls[i].l != l)
+			continue;
+		free(boot_link_arg(l));
+		ag->ctls[i] = ag->ctls[--ag->nctls];
+		break;
+	}
+	for (int i = 0; i < ag->nlaunches; i++)
+		if (ag->launches[i].asker == l)
+			ag->launches[i].asker = NULL;
+	boot_link_destroy(l);
+}
+
+static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
+{
+	struct ctlr *c = arg;
+	boot_agent_t *ag = c->ag;
 	struct core_rbuf r = {.p = d, .len = len};
 
-	if (type == BOOT_MSG_JOB_START) {
+	switch (type) {
+	case BOOT_MSG_JOB_START: {
 		struct boot_jobspec js;
+		if (ag->stopping) {
+			reject_job(l, core_r_u32(&r), "the agent is shutting down");
+			return;
+		}
 		if (boot_jobspec_decode(&js, d, len) < 0) {
-			reject_job(ag, core_r_u32(&r), "malformed job spec");
+			reject_job(l, core_r_u32(&r), "malformed job spec");
 			return;
 		}
 		if (find_job(ag, js.jobid)) {
-			reject_job(ag, js.jobid, "a job with this id is running already");
+			reject_job(l, js.jobid, "a job with this id is running already");
 			boot_jobspec_free(&js);
 			return;
 		}
-		boot_job_t *j = boot_job_start(ag, &js);
-		if (j) {
-			boot_job_t **nj = realloc(ag->jobs, (size_t)(ag->njobs + 1) * sizeof *nj);
-			if (!nj) {
-				boot_job_kill(j);
-				boot_job_destroy(j);
-				return;
-			}
-			ag->jobs = nj;
-			ag->jobs[ag->njobs++] = j;
+		boot_job_t **nj = realloc(ag->jobs, (size_t)(ag->njobs + 1) * sizeof *nj);
+		if (!nj) {
+			reject_job(l, js.jobid, "out of memory");
+			boot_jobspec_free(&js);
+			return;
 		}
+		ag->jobs = nj;
+		boot_job_t *j = boot_job_start(ag, &js, l);
+		if (j)
+			ag->jobs[ag->njobs++] = j;
 		maybe_stop(ag);
+		return;
+	}
+	case BOOT_MSG_HALT:
+		core_log(CORE_LOG_INFO, "agent: halt requested by %s", boot_link_peer(l));
+		stop_all(ag);
+		return;
+	case BOOT_MSG_STATUS:
+		send_status(ag, l);
+		return;
+	case BOOT_MSG_LAUNCH:
+		do_launch(ag, l, &r);
+		return;
+	case BOOT_MSG_UNIVERSE:
+		if (c->is_origin)
+			ag->booted = 1;
 		return;
 	}
 	uint32_t id = core_r_u32(&r);
 	boot_job_t *j = find_job(ag, id);
-	if (!j) {
+	if (!j || boot_job_ctl(j) != l) {
 		core_log(CORE_LOG_DEBUG, "agent: frame %u for unknown job %u", type, id);
 		return;
 	}
@@ -106,26 +265,92 @@ static void on_ctl_frame(core_conn_t *c, unsigned type, const char *d, size_t le
 	maybe_stop(ag);
 }
 
-static void on_ctl_close(core_conn_t *c, int err, void *arg)
+static void on_ctl_close(boot_link_t *l, int err, const char *why, void *arg)
 {
-	boot_agent_t *ag = arg;
+	struct ctlr *c = arg;
+	boot_agent_t *ag = c->ag;
+	int origin = c->is_origin;
 
-	/* the controller is gone: nobody will collect output or decide; end everything */
-	ag->ctl_gone = 1;
+	core_log(err ? CORE_LOG_ERROR : CORE_LOG_DEBUG, "agent: %s", why);
+	/* the controller is gone: nobody will collect its jobs' output or decide; end them */
 	for (int i = 0; i < ag->njobs; i++)
-		boot_job_kill(ag->jobs[i]);
-	core_conn_destroy(ag->ctl);
-	ag->ctl = NULL;
+		if (boot_job_ctl(ag->jobs[i]) == l)
+			boot_job_orphan(ag->jobs[i]);
+	ctl_remove(ag, l);
+	if (!ag->uopts)
+		ag->stopping = 1; /* transient: the one controller is all we serve */
+	else if (origin && !ag->booted) {
+		core_log(CORE_LOG_ERROR,
+		         "agent: boot ended before the universe was complete; exiting");
+		ag->stopping = 1;
+	}
 	maybe_stop(ag);
 }
 
-static void on_ctl_drain(core_conn_t *c, void *arg)
+static void on_ctl_drain(boot_link_t *l, void *arg)
+{
+	struct ctlr *c = arg;
+	boot_agent_t *ag = c->ag;
+
+	for (int i = 0; i < ag->njobs; i++)
+		if (boot_job_ctl(ag->jobs[i]) == l)
+			boot_job_resume_output(ag->jobs[i]);
+}
+
+static void on_ctl_ready(boot_link_t *l, void *arg)
+{
+	send_hello(l);
+}
+
+static const struct boot_link_cbs ctl_cbs = {.on_ready = on_ctl_ready,
+                                             .on_frame = on_ctl_frame,
+                                             .on_close = on_ctl_close,
+                                             .on_drain = on_ctl_drain};
+
+/* Track link l (already created with arg = NULL) as a controller. */
+static int ctl_add(boot_agent_t *ag, boot_link_t *l, int is_origin)
+{
+	struct ctlr *nc = realloc(ag->ctls, (size_t)(ag->nctls + 1) * sizeof *nc);
+	struct ctlr *c = malloc(sizeof *c);
+
+	if (!nc || !c) {
+		free(c);
+		if (nc)
+			ag->ctls = nc;
+		return -1;
+	}
+	ag->ctls = nc;
+	c->l = l;
+	c->ag = ag;
+	c->is_origin = is_origin;
+	ag->ctls[ag->nctls++] = *c;
+	boot_link_set_cbs(l, &ctl_cbs, c);
+	return 0;
+}
+
+static void on_accept(core_ev_t *ev, int fd, unsigned events, void *arg)
 {
 	boot_agent_t *ag = arg;
 
-	for (int i = 0; i < ag->njobs; i++)
-		boot_job_resume_output(ag->jobs[i]);
+	for (;;) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (cfd < 0)
+			return;
+		char peer[128];
+		boot_tcp_peer(cfd, peer, sizeof peer);
+		boot_link_t *l =
+		    boot_link_secure(ev, cfd, 0, ag->uopts->key, peer, 10000, &ctl_cbs, NULL);
+		if (!l || ctl_add(ag, l, 0) < 0) {
+			core_log(CORE_LOG_ERROR, "agent: cannot serve %s: out of memory", peer);
+			if (l)
+				boot_link_destroy(l);
+			else
+				close(cfd);
+		}
+	}
 }
+
+/* ====} */
 
 static void on_sigchld(core_ev_t *ev, int signo, void *arg)
 {
@@ -134,7 +359,7 @@ static void on_sigchld(core_ev_t *ev, int signo, void *arg)
 	int status;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		int mine = 0;
+		int mine = launch_reaped(ag, pid, status);
 		for (int i = 0; i < ag->njobs && !mine; i++)
 			mine = boot_job_reaped(ag->jobs[i], pid, status);
 	}
@@ -146,23 +371,7 @@ static void on_term(core_ev_t *ev, int signo, void *arg)
 	boot_agent_t *ag = arg;
 
 	core_log(CORE_LOG_DEBUG, "agent: signal %d, ending all jobs", signo);
-	ag->ctl_gone = 1;
-	for (int i = 0; i < ag->njobs; i++)
-		boot_job_kill(ag->jobs[i]);
-	maybe_stop(ag);
-}
-
-static void send_hello(boot_agent_t *ag)
-{
-	struct core_wbuf w = {0};
-
-	core_w_u32(&w, BOOT_PROTO_VERSION);
-	core_w_str(&w, core_hostname());
-	core_w_u32(&w, (uint32_t)getpid());
-	core_w_u32(&w, (uint32_t)core_cpu_count());
-	if (ag->ctl)
-		core_conn_send(ag->ctl, BOOT_MSG_HELLO, w.p, w.len, NULL, 0);
-	core_w_free(&w);
+	stop_all(ag);
 }
 
 /* "<agentdir>/agent" = "pid starttime": lets wipe kill this agent if it is left behind. */
@@ -188,57 +397,101 @@ static void remove_agent_record(boot_agent_t *ag)
 	unlink(path);
 }
 
+/* Session dir, signals, record: what both kinds of agent need. 0 or an exit status. */
+static int agent_setup(boot_agent_t *ag, const char *name)
+{
+	char err[512];
+
+	ag->started_ms = core_now_ms();
+	if (boot_session_root(ag->root, sizeof ag->root, err, sizeof err) < 0) {
+		core_log(CORE_LOG_ERROR, "agent: %s", err);
+		return CORE_EXIT_SYSTEM;
+	}
+	size_t n = strlen(ag->root);
+	snprintf(ag->root + n, sizeof ag->root - n, "/%s", name);
+	if (core_mkdir_p(ag->root, 0700) < 0) {
+		core_log(CORE_LOG_ERROR, "agent: cannot create %s: %s", ag->root, strerror(errno));
+		return CORE_EXIT_SYSTEM;
+	}
+	write_agent_record(ag);
+	core_ev_signal(ag->ev, SIGCHLD, on_sigchld, ag);
+	core_ev_signal(ag->ev, SIGTERM, on_term, ag);
+	core_ev_signal(ag->ev, SIGHUP, on_term, ag);
+	core_ev_signal(ag->ev, SIGINT, on_term, ag);
+	signal(SIGPIPE, SIG_IGN);
+	boot_spawn_raise_nofile();
+	return 0;
+}
+
+static void agent_teardown(boot_agent_t *ag)
+{
+	for (int i = 0; i < ag->nctls; i++)
+		boot_link_flush(ag->ctls[i].l, 2000);
+	for (int i = 0; i < ag->njobs; i++) {
+		boot_job_kill(ag->jobs[i]);
+		boot_job_destroy(ag->jobs[i]);
+	}
+	free(ag->jobs);
+	while (ag->nctls)
+		ctl_remove(ag, ag->ctls[0].l);
+	free(ag->ctls);
+	for (int i = 0; i < ag->nlaunches; i++)
+		boot_launch_free(ag->launches[i].l, 1);
+	free(ag->launches);
+	remove_agent_record(ag);
+	char log[sizeof ag->root + 8];
+	snprintf(log, sizeof log, "%s/log", ag->root);
+	unlink(log);
+	rmdir(ag->root);
+}
+
 int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o)
 {
 	boot_agent_t ag = {.opts = o};
-	char err[512];
-	int rc = 0;
+	int rc;
 
 	ag.ev = core_ev_create();
 	if (!ag.ev) {
 		core_log(CORE_LOG_ERROR, "agent: cannot create event loop: %s", strerror(errno));
 		return CORE_EXIT_SYSTEM;
 	}
-	if (boot_session_root(ag.root, sizeof ag.root, err, sizeof err) < 0) {
-		core_log(CORE_LOG_ERROR, "agent: %s", err);
+	rc = agent_setup(&ag, o->name);
+	if (rc) {
 		core_ev_destroy(ag.ev);
-		return CORE_EXIT_SYSTEM;
+		return rc;
 	}
-	size_t n = strlen(ag.root);
-	snprintf(ag.root + n, sizeof ag.root - n, "/%s", o->name);
-	if (core_mkdir_p(ag.root, 0700) < 0) {
-		core_log(CORE_LOG_ERROR, "agent: cannot create %s: %s", ag.root, strerror(errno));
-		core_ev_destroy(ag.ev);
-		return CORE_EXIT_SYSTEM;
-	}
-	write_agent_record(&ag);
-	core_ev_signal(ag.ev, SIGCHLD, on_sigchld, &ag);
-	core_ev_signal(ag.ev, SIGTERM, on_term, &ag);
-	core_ev_signal(ag.ev, SIGHUP, on_term, &ag);
-	core_ev_signal(ag.ev, SIGINT, on_term, &ag);
-	signal(SIGPIPE, SIG_IGN);
-	boot_spawn_raise_nofile();
-	core_conn_t *ctl = core_conn_create(ag.ev, ctl_fd, on_ctl_frame, on_ctl_close, &ag);
-	if (!ctl) {
+	boot_link_t *l = boot_link_plain(ag.ev, ctl_fd, "mpiexec", &ctl_cbs, NULL);
+	if (!l || ctl_add(&ag, l, 0) < 0) {
+		boot_link_destroy(l);
 		rc = CORE_EXIT_SYSTEM;
-		goto out;
+	} else {
+		send_hello(l);
+		if (core_ev_run(ag.ev) < 0)
+			rc = CORE_EXIT_SYSTEM;
 	}
-	core_conn_on_drain(ctl, on_ctl_drain);
-	ag.ctl = ctl;
-	send_hello(&ag);
-	if (core_ev_run(ag.ev) < 0)
-		rc = CORE_EXIT_SYSTEM;
-	if (ag.ctl)
-		core_conn_flush(ag.ctl, 2000);
-out:
-	for (int i = 0; i < ag.njobs; i++) {
-		boot_job_kill(ag.jobs[i]);
-		boot_job_destroy(ag.jobs[i]);
-	}
-	free(ag.jobs);
-	core_conn_destroy(ag.ctl);
-	remove_agent_record(&ag);
-	rmdir(ag.root);
+	agent_teardown(&ag);
 	core_ev_destroy(ag.ev);
+	return rc;
+}
+
+int boot_agent_serve(const struct boot_agent_uopts *o)
+{
+	boot_agent_t ag = {.uopts = o, .ev = o->ev, .booted = o->booted};
+	int rc = agent_setup(&ag, o->name);
+
+	if (rc)
+		return rc;
+	if (ctl_add(&ag, o->origin, 1) < 0)
+		return CORE_EXIT_SYSTEM;
+	if (core_ev_fd(ag.ev, o->listen_fd, CORE_EV_READ, on_accept, &ag) < 0) {
+		core_log(CORE_LOG_ERROR, "agent: cannot watch port %d: %s", o->port,
+		         strerror(errno));
+		rc = CORE_EXIT_SYSTEM;
+	} else if (core_ev_run(ag.ev) < 0) {
+		rc = CORE_EXIT_SYSTEM;
+	}
+	core_ev_fd_del(ag.ev, o->listen_fd);
+	close(o->listen_fd);
+	agent_teardown(&ag);
 	return rc;
 }

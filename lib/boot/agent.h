@@ -1,10 +1,14 @@
 /* lib/boot/agent.h: the per-node agent: runs jobs' local ranks, serves them PMI, forwards
- * their stdio and exit status to the job's controller (mpiexec). */
+ * their stdio and exit status to the job's controller (mpiexec). Two ways to run: transient
+ * (forked by mpiexec, one controller over a socketpair, ends with it) and universe (a daemon
+ * booted by `lamkit boot`: authenticated controllers connect to its port, it starts child
+ * agents of a launch tree, it ends on HALT or a signal). */
 #ifndef LAMKIT_BOOT_AGENT_H
 #define LAMKIT_BOOT_AGENT_H
 
-#include "conn.h"
+#include "auth.h"
 #include "ev.h"
+#include "link.h"
 #include "proto.h"
 
 #include <sys/types.h>
@@ -22,34 +26,61 @@ struct boot_agent_opts {
  * reaped). Returns an exit status for the agent process. */
 int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o);
 
+/* A universe agent, already connected and authenticated to its origin (boot or grow). */
+struct boot_agent_uopts {
+	const char *name; /* session sub-directory name: "u<id>-n<node>" */
+	const char *universe;
+	int node;
+	int listen_fd; /* our port for controllers */
+	int port;
+	const unsigned char *key;
+	core_ev_t *ev;       /* the loop the origin link lives on */
+	boot_link_t *origin; /* the link to boot (ownership passes to the agent) */
+	int booted;          /* UNIVERSE already received */
+};
+int boot_agent_serve(const struct boot_agent_uopts *o);
+
 /* {==== used between agent.c and job.c */
+struct ctlr;
+struct ulaunch;
 struct boot_agent {
 	core_ev_t *ev;
-	core_conn_t *ctl;
 	char root[4096]; /* session dir of this agent */
 	const struct boot_agent_opts *opts;
+	const struct boot_agent_uopts *uopts; /* universe mode, else NULL */
+	struct ctlr *ctls;                    /* controller links */
+	int nctls;
 	boot_job_t **jobs;
 	int njobs;
-	int ctl_gone;
+	int booted;   /* universe: the origin said the universe is complete */
+	int stopping; /* transient: the controller is gone; universe: HALT or a signal */
 	int64_t poke_timer;
+	int64_t started_ms;
+	struct ulaunch *launches; /* child agents being started for the launch tree */
+	int nlaunches;
 };
 
 /* A job may have finished: look again from the loop (not from inside the job's callback). */
 void boot_agent_poke(boot_agent_t *ag);
 
-/* Start a job from a decoded spec (takes ownership of js). Reports failures by frames. */
-boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js);
+/* Start a job from a decoded spec (takes ownership of js) for controller ctl. Reports
+ * failures by frames. */
+boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_t *ctl);
 /* Handle a controller frame addressed to this job. */
 void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r);
 /* A child was reaped: returns 1 if it was one of this job's ranks. */
 int boot_job_reaped(boot_job_t *j, pid_t pid, int status);
 /* Kill every rank (SIGKILL to its process group). */
 void boot_job_kill(boot_job_t *j);
+/* The job's controller is gone: kill it and send nothing more. */
+void boot_job_orphan(boot_job_t *j);
 /* Controller output queue drained: resume reading ranks' output. */
 void boot_job_resume_output(boot_job_t *j);
 /* Whether the job finished (all ranks reaped, streams closed, DONE sent). */
 int boot_job_finished(const boot_job_t *j);
 uint32_t boot_job_id(const boot_job_t *j);
+boot_link_t *boot_job_ctl(const boot_job_t *j);
+int boot_job_nranks(const boot_job_t *j);
 void boot_job_destroy(boot_job_t *j);
 /* ====} */
 

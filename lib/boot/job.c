@@ -25,8 +25,8 @@
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
                    size_t elen)
 {
-	if (j->ag->ctl)
-		core_conn_send(j->ag->ctl, type, w->p, w->len, extra, elen);
+	if (j->ctl)
+		boot_link_send(j->ctl, type, w->p, w->len, extra, elen);
 }
 
 static void send_u32s(boot_job_t *j, unsigned type, int n, const uint32_t *v)
@@ -121,7 +121,7 @@ static void on_output(core_ev_t *ev, int fd, unsigned events, void *arg)
 	core_w_u32(&w, (uint32_t)stream);
 	boot_job_send(j, BOOT_MSG_IO, &w, buf, (size_t)n);
 	core_w_free(&w);
-	if (j->ag->ctl && core_conn_congested(j->ag->ctl) && !j->out_paused)
+	if (j->ctl && boot_link_congested(j->ctl) && !j->out_paused)
 		pause_output(j, 1); /* the controller is slow: let the ranks' pipes fill up */
 }
 
@@ -318,12 +318,28 @@ int boot_job_reaped(boot_job_t *j, pid_t pid, int status)
 
 int boot_job_finished(const boot_job_t *j)
 {
-	return j->nalive == 0 && j->nstreams == 0 && (j->done_sent || !j->ag->ctl);
+	return j->nalive == 0 && j->nstreams == 0 && (j->done_sent || !j->ctl);
 }
 
 uint32_t boot_job_id(const boot_job_t *j)
 {
 	return j->js.jobid;
+}
+
+boot_link_t *boot_job_ctl(const boot_job_t *j)
+{
+	return j->ctl;
+}
+
+int boot_job_nranks(const boot_job_t *j)
+{
+	return j->nranks;
+}
+
+void boot_job_orphan(boot_job_t *j)
+{
+	j->ctl = NULL;
+	boot_job_kill(j);
 }
 
 void boot_job_destroy(boot_job_t *j)
@@ -526,7 +542,7 @@ out:
 	return rc;
 }
 
-boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js)
+boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_t *ctl)
 {
 	boot_job_t *j = calloc(1, sizeof *j);
 	char err[512], name[64];
@@ -536,6 +552,7 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js)
 		return NULL;
 	}
 	j->ag = ag;
+	j->ctl = ctl;
 	j->js = *js;
 	memset(js, 0, sizeof *js);
 	j->stdin_fd = -1;

@@ -25,6 +25,7 @@ struct boot_rank {
 
 struct boot_job {
 	boot_agent_t *ag;
+	boot_link_t *ctl; /* the controller that started the job; NULL once it is gone */
 	struct boot_jobspec js;
 	struct boot_rank *r;
 	int nranks;

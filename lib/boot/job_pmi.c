@@ -171,7 +171,7 @@ int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errl
 {
 	int sv[2];
 
-	if (j->ag->opts->singinit_fd >= 0 && r->rank == 0 && !j->ag->njobs) {
+	if (j->ag->opts && j->ag->opts->singinit_fd >= 0 && r->rank == 0 && !j->ag->njobs) {
 		r->adopted = 1;
 		r->pid = j->ag->opts->singinit_pid;
 		r->pmi_fd = j->ag->opts->singinit_fd;

@@ -21,12 +21,23 @@ enum boot_msg {
 	BOOT_MSG_STDIN_ACK = 7, /* A->M: u32 jobid, u32 bytes written to the rank's pipe */
 	BOOT_MSG_RANK_EXIT = 8, /* A->M: u32 jobid, u32 rank, u32 pid, u32 wait status, u32 pmi */
 	BOOT_MSG_ABORT = 9,     /* A->M: u32 jobid, u32 rank, u32 code, str message */
-	BOOT_MSG_PMI_ERROR = 10, /* A->M: u32 jobid, u32 rank, str message */
-	BOOT_MSG_SIGNAL = 11,    /* M->A: u32 jobid, u32 signo: send to every rank's group */
-	BOOT_MSG_KILL = 12,      /* M->A: u32 jobid: SIGKILL every rank's group now */
-	BOOT_MSG_JOB_DONE = 13,  /* A->M: u32 jobid: all ranks reaped, output drained */
-	BOOT_MSG_FENCE_UP = 14,  /* A->M: u32 jobid, u32 epoch, KVS delta (pmi_kvs_encode) */
-	BOOT_MSG_FENCE_DOWN = 15 /* M->A: u32 jobid, u32 epoch, merged KVS */
+	BOOT_MSG_PMI_ERROR = 10,  /* A->M: u32 jobid, u32 rank, str message */
+	BOOT_MSG_SIGNAL = 11,     /* M->A: u32 jobid, u32 signo: send to every rank's group */
+	BOOT_MSG_KILL = 12,       /* M->A: u32 jobid: SIGKILL every rank's group now */
+	BOOT_MSG_JOB_DONE = 13,   /* A->M: u32 jobid: all ranks reaped, output drained */
+	BOOT_MSG_FENCE_UP = 14,   /* A->M: u32 jobid, u32 epoch, KVS delta (pmi_kvs_encode) */
+	BOOT_MSG_FENCE_DOWN = 15, /* M->A: u32 jobid, u32 epoch, merged KVS */
+	/* universe frames (no jobid): doc/PROTOCOL-agent.md, "Universe" */
+	BOOT_MSG_AGENT_INFO = 16,  /* A->boot: u32 node, str host, u32 pid, u32 cpus, u32 port,
+	                              str version, str slurm node name, str wipe report */
+	BOOT_MSG_LAUNCH = 17,      /* boot->A: u32 node, strv argv: start it, key on its stdin */
+	BOOT_MSG_LAUNCH_EXIT = 18, /* A->boot: u32 node, u32 wait status, str last stderr line */
+	BOOT_MSG_UNIVERSE = 19,    /* boot->A: str universe id, u32 n, n x (u32 node, str host,
+	                              str addr, u32 port, u32 cpus): boot is complete */
+	BOOT_MSG_HALT = 20,        /* C->A: end every job, then exit */
+	BOOT_MSG_STATUS = 21,      /* C->A: (empty) */
+	BOOT_MSG_STATUS_REPLY = 22 /* A->C: u32 node, str host, u32 pid, u32 cpus, u32 njobs,
+	                              u32 nranks, i64 uptime ms, str version */
 };
 
 /* What RANK_EXIT says about the rank's PMI session. */

@@ -4,6 +4,10 @@
 #include "core.h"
 
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +65,37 @@ static int l_core_file_exists(lua_State *L)
 	return 1;
 }
 
+/* lamkit.resolve(host) -> numeric address (IPv4 preferred) | nil, "why" */
+static int l_core_resolve(lua_State *L)
+{
+	const char *host = luaL_checkstring(L, 1);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *best = NULL;
+	char buf[INET6_ADDRSTRLEN];
+	int rc = getaddrinfo(host, NULL, &hints, &res);
+
+	if (rc != 0) {
+		lua_pushnil(L);
+		lua_pushstring(L, gai_strerror(rc));
+		return 2;
+	}
+	for (struct addrinfo *a = res; a; a = a->ai_next)
+		if (!best || (a->ai_family == AF_INET && best->ai_family != AF_INET))
+			best = a;
+	if (best && getnameinfo(best->ai_addr, best->ai_addrlen, buf, sizeof buf, NULL, 0,
+	                        NI_NUMERICHOST) == 0)
+		lua_pushstring(L, buf);
+	else
+		lua_pushnil(L);
+	freeaddrinfo(res);
+	if (lua_isnil(L, -1)) {
+		lua_pushstring(L, "no address");
+		return 2;
+	}
+	return 1;
+}
+
 static const luaL_Reg core_fns[] = {
+    {"resolve", l_core_resolve},
     {"log", l_core_log},
     {"time", l_core_time},
     {"getenv", l_core_getenv},

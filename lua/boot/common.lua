@@ -64,7 +64,7 @@ end
 -- Resolve every node with lamkit.resolve(host) -> address | nil, err (provided by the C side).
 -- collect=false: raise "file:line: cannot resolve host 'x': why" at the first failure.
 -- collect=true: return {[index] = "cannot resolve host 'x': why"} instead.
-function M.resolve_all(schema, collect)
+function M.resolve_all(schema, collect, hint)
   local problems = {}
   local resolve = lamkit.resolve
   if type(resolve) ~= "function" then return problems end
@@ -72,6 +72,8 @@ function M.resolve_all(schema, collect)
     local addr, err = resolve(node.host)
     if not addr then
       local msg = "cannot resolve host '" .. node.host .. "': " .. tostring(err or "unknown host")
+      if hint then msg = msg .. " (if only your " .. hint:match("^(%w+)") ..
+        " configuration knows it, set " .. hint .. ")" end
       if not collect then
         error((schema.file or "schema") .. (node.line and (":" .. node.line) or "") .. ": " ..
           msg, 0)

@@ -15,8 +15,8 @@ out=$("$LAMKIT" wipe 2>&1); rc=$?
 is "$rc" 0 "wipe on a clean node exits 0"
 is "$out" "lamkit wipe: $host: nothing to do" "and says there is nothing to do"
 out=$("$LAMKIT" wipe cluster.schema 2>&1); rc=$?
-ok "$([ "$rc" -ne 0 ]; echo $?)" "wipe SCHEMA exits non-zero for now ($rc)"
-like "$out" "^lamkit wipe: wiping the nodes of cluster.schema needs the boot modules" "and says why"
+ok "$([ "$rc" -ne 0 ]; echo $?)" "wipe with a schema that does not exist fails ($rc)"
+like "$out" "^lamkit wipe: schema 'cluster.schema' not found \(looked in \./cluster\.schema" "and says where it looked"
 is "$(printf '%s\n' "$out" | wc -l)" 1 "in one line"
 "$LAMKIT" wipe -x >/dev/null 2>&1; is $? 100 "unknown option: usage error"
 is "$("$LAMKIT" agent --wipe)" "wipe host=$host dry=0 killed=0 gone=0 reused=0 untrusted=0 files=0 skipped=0 dirs=0 failed=0" \

@@ -1,6 +1,7 @@
 -- tests/lua/test_driver.lua: the boot driver (lua/boot.lua) end to end with the mock ctx: module
 -- choice and forcing, argv handed to ctx:start, one-shot slurm, bad schemas start nothing,
 -- recon rows.   usage: lamkit lua test_driver.lua TMPDIR
+local HINT = " (if only your ssh configuration knows it, set ssh.verify = false)"
 local dir = arg[0]:match("^(.*)/") or "."
 local t = dofile(dir .. "/tap.lua")
 local mock = dofile(dir .. "/mock.lua")
@@ -38,10 +39,10 @@ p = w("ssh.lua", 'ssh = { port = 2200 }\nnode "n1" { user = "al" }\nnode "n2" { 
 ctx = mock.new()
 res = boot.run(ctx, p, opts)
 t.is({ res.module, res.algorithm, #res.up }, { "ssh", "windowed", 3 }, "ssh chosen, windowed default")
-t.is(ctx.starts[1].argv, { "ssh", "-o", "BatchMode=yes", "-T", "-p", "2200", "-l", "al", "n1",
+t.is(ctx.starts[1].argv, { "ssh", "-o", "BatchMode=yes", "-o", "KexAlgorithms=^curve25519-sha256", "-T", "-p", "2200", "-l", "al", "n1",
   "lamkit", "agent", "--boot", "10.0.0.1:4711", "--node", "0" }, "ssh argv reaches ctx:start")
-t.is(ctx.starts[2].argv[8], "/opt/lk/bin/lamkit", "prefix -> <prefix>/bin/lamkit")
-t.is(ctx.starts[3].argv[8], "/x/lamkit", "program wins")
+t.is(ctx.starts[2].argv[10], "/opt/lk/bin/lamkit", "prefix -> <prefix>/bin/lamkit")
+t.is(ctx.starts[3].argv[10], "/x/lamkit", "program wins")
 for _, s in ipairs(ctx.starts) do
   for _, word in ipairs(s.argv) do
     if word:find("key", 1, true) then t.ok(false, "no key in argv") end
@@ -81,7 +82,8 @@ t.env(base_env)
 ctx = mock.new()
 local gp = w("ghost.lua", 'node "n1"\nnode "ghost1"\n')
 t.raises(function() boot.run(ctx, gp, opts) end,
-  gp .. ":2: cannot resolve host 'ghost1': Name or service not known", "unresolvable host at verify")
+  gp .. ":2: cannot resolve host 'ghost1': Name or service not known" .. HINT,
+  "unresolvable host at verify")
 t.is(#ctx.starts, 0, "nothing started after a verify error")
 local cp = w("cpu.lua", 'node "n1"\nnode "n2" { cpu = 0 }\n')
 t.raises(function() boot.run(ctx, cp, opts) end, cp .. ":2: node 'n2': cpu must be a positive " ..
@@ -148,7 +150,7 @@ t.is({ r[1].ok, r[1].reachable, r[1].runs, r[1].version, r[1].cpus }, { true, tr
 t.is({ r[2].reachable, r[2].runs, r[2].stage }, { false, false, "launch" }, "recon row: unreachable")
 t.is({ r[3].reachable, r[3].runs }, { true, false }, "recon row: binary does not run")
 t.is({ r[4].reachable, r[4].stage, r[4].err }, { false, "resolve",
-  "cannot resolve host 'ghost4': Name or service not known" }, "recon row: unresolvable host")
+  "cannot resolve host 'ghost4': Name or service not known" .. HINT }, "recon row: unresolvable host")
 local vias = 0
 for _, s in ipairs(ctx.starts) do if s.via then vias = vias + 1 end end
 t.is({ #ctx.starts, vias }, { 3, 0 }, "recon starts from the origin only and skips the unresolvable")

@@ -38,20 +38,24 @@ node "n2" { prefix = "/opt/my lamkit" }
 ]])
 local o = ssh.parse_options(s)
 t.is(o, { command = "ssh", port = 2222, identity = tmp .. "/id_test", user = "ops",
-  options = { "-oConnectTimeout=5" }, batch = true }, "ssh options parsed, ~ expanded")
+  options = { "-oConnectTimeout=5" }, batch = true, kex = "^curve25519-sha256" },
+  "ssh options parsed, ~ expanded")
 ssh.prepare_boot(s, o)
-t.is(ssh.start_rte_proc(s.nodes[1], agent, o), { "ssh", "-o", "BatchMode=yes", "-T", "-p", "2222",
+t.is(ssh.start_rte_proc(s.nodes[1], agent, o), { "ssh", "-o", "BatchMode=yes", "-o", "KexAlgorithms=^curve25519-sha256", "-T", "-p", "2222",
   "-l", "alice", "-i", tmp .. "/id_test", "-oConnectTimeout=5", "n1", "lamkit", "agent", "--boot",
   "10.0.0.1:4711", "--node", "0" }, "ssh argv: node user wins over ssh.user")
 t.is(ssh.start_rte_proc(s.nodes[2], { "/opt/my lamkit/bin/lamkit", "agent", "x y", "it's" }, o),
-  { "ssh", "-o", "BatchMode=yes", "-T", "-p", "2222", "-l", "ops", "-i", tmp .. "/id_test",
+  { "ssh", "-o", "BatchMode=yes", "-o", "KexAlgorithms=^curve25519-sha256", "-T", "-p", "2222", "-l", "ops", "-i", tmp .. "/id_test",
     "-oConnectTimeout=5", "n2", "'/opt/my lamkit/bin/lamkit'", "agent", "'x y'", "'it'\\''s'" },
   "ssh argv: remote words quoted for the remote shell")
-t.is(ssh.start_rte_proc(s.nodes[2], { "~/lamkit/bin/lamkit", "agent" }, o)[13],
+t.is(ssh.start_rte_proc(s.nodes[2], { "~/lamkit/bin/lamkit", "agent" }, o)[15],
   "~/lamkit/bin/lamkit", "ssh argv: ~/ stays expandable remotely")
+local nokex = schema("nokex.lua", 'ssh = { kex = false }\nnode "n1"\n')
+t.is(ssh.start_rte_proc(nokex.nodes[1], agent, ssh.parse_options(nokex))[4], "-T",
+  "ssh.kex = false: the client's own key exchange")
 local plain = schema("plain.lua", 'node "n1"\n')
 t.is(ssh.start_rte_proc(plain.nodes[1], agent, ssh.parse_options(plain)),
-  { "ssh", "-o", "BatchMode=yes", "-T", "n1", "lamkit", "agent", "--boot", "10.0.0.1:4711",
+  { "ssh", "-o", "BatchMode=yes", "-o", "KexAlgorithms=^curve25519-sha256", "-T", "n1", "lamkit", "agent", "--boot", "10.0.0.1:4711",
     "--node", "0" }, "ssh argv without options")
 local function obad(name, text, mod, want, desc)
   local p = t.write(tmp .. "/" .. name, text)
@@ -61,14 +65,14 @@ end
 obad("o1.lua", 'node "a"\nssh = { port = 70000 }\n', ssh,
   "2: ssh.port must be a port number 1-65535, not 70000", "ssh: bad port")
 obad("o2.lua", 'ssh = { prot = 22 }\n', ssh,
-  "1: ssh: unknown option 'prot' (known: batch, command, identity, options, port, user)",
+  "1: ssh: unknown option 'prot' (known: batch, command, identity, kex, options, port, user, verify)",
   "ssh: unknown option")
 obad("o3.lua", 'ssh = { options = "-v" }\n', ssh, "1: ssh.options must be a list of strings",
   "ssh: options not a list")
 obad("o4.lua", 'ssh = { identity = "/nonexistent/id" }\n', ssh,
   "1: ssh.identity '/nonexistent/id' does not exist", "ssh: missing identity file")
 obad("o5.lua", 'rsh = { port = 22 }\n', rsh,
-  "1: rsh: unknown option 'port' (known: command, options, user)", "rsh: no port")
+  "1: rsh: unknown option 'port' (known: command, options, user, verify)", "rsh: no port")
 obad("o6.lua", '\nslurm = { oneshot = "yes" }\n', slurm, "2: slurm.oneshot must be true or false",
   "slurm: oneshot not a boolean")
 
@@ -91,9 +95,12 @@ lamkit.resolve = function(h)
 end
 local vs = schema("v.lua", 'node "n1"\n\nnode "ghost"\n')
 t.raises(function() ssh.verify_nodes(vs, {}, false) end,
-  tmp .. "/v.lua:3: cannot resolve host 'ghost': Name or service not known", "unresolvable host")
-t.is(ssh.verify_nodes(vs, {}, true), { [2] = "cannot resolve host 'ghost': Name or service not known" },
+  tmp .. "/v.lua:3: cannot resolve host 'ghost': Name or service not known (if only your ssh " ..
+  "configuration knows it, set ssh.verify = false)", "unresolvable host")
+t.is(ssh.verify_nodes(vs, {}, true), { [2] = "cannot resolve host 'ghost': Name or service not " ..
+  "known (if only your ssh configuration knows it, set ssh.verify = false)" },
   "collect mode returns the problems")
+t.is(ssh.verify_nodes(vs, { verify = false }, false), {}, "verify = false: names pass unresolved")
 t.is(loc.verify_nodes(vs, {}, false), {}, "local: names are labels, nothing resolved")
 lamkit.resolve = nil
 

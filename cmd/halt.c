@@ -1,0 +1,63 @@
+/* cmd/halt.c: `lamkit halt`: end the universe through its agents (each ends its jobs and
+ * exits), then forget it. Nodes that cannot be reached are named; 'lamkit wipe' cleans them. */
+#include "bootlua.h"
+#include "cmd.h"
+#include "core.h"
+#include "proto.h"
+#include "ucall.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_halt(int argc, char **argv)
+{
+	struct boot_universe u;
+	char path[4096], err[2048];
+	int verbose = 0, timeout = 10;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			verbose = 1;
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			timeout = atoi(argv[++i]);
+		else
+			return cmd_usage_error("halt", "unknown argument '%s'", argv[i]);
+	}
+	int have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
+	if (have) {
+		fprintf(stderr, "lamkit halt: %s%s\n", err,
+		        have < 0 ? "; 'lamkit wipe' removes it" : "");
+		return 1;
+	}
+	struct boot_ucall_res *r = calloc((size_t)u.nnodes + 1, sizeof *r);
+	if (!r) {
+		boot_universe_free(&u);
+		return CORE_EXIT_SYSTEM;
+	}
+	int64_t t0 = core_now_ms();
+	int nok = boot_ucall(&u, BOOT_MSG_HALT, 0, timeout * 1000, r);
+	for (int i = 0; i < u.nnodes; i++) {
+		if (!r[i].ok)
+			fprintf(stderr, "lamkit halt: %s\n", r[i].why);
+		else if (verbose)
+			printf("lamkit halt: %s halted (%.2f s)\n", u.nodes[i].host,
+			       (double)r[i].ms / 1000);
+	}
+	boot_ucall_free(r, u.nnodes);
+	free(r);
+	int rc = 0;
+	if (nok == u.nnodes) {
+		bootlua_forget_universe(path, u.id);
+		printf("lamkit halt: %d node(s) halted in %.2f s\n", nok,
+		       (double)(core_now_ms() - t0) / 1000);
+	} else {
+		fprintf(stderr,
+		        "lamkit halt: %d of %d node(s) halted; run 'lamkit wipe' to clean up the "
+		        "others (the universe state is kept for it)\n",
+		        nok, u.nnodes);
+		rc = 1;
+	}
+	boot_universe_free(&u);
+	return rc;
+}

@@ -1,0 +1,65 @@
+/* cmd/nodes.c: `lamkit nodes`: the universe's nodes, asked live: state, slots, address, pid,
+ * jobs and ranks running, uptime. */
+#include "bootlua.h"
+#include "cmd.h"
+#include "core.h"
+#include "msg.h"
+#include "proto.h"
+#include "ucall.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_nodes(int argc, char **argv)
+{
+	struct boot_universe u;
+	char path[4096], err[2048];
+
+	for (int i = 1; i < argc; i++)
+		return cmd_usage_error("nodes", "unknown argument '%s'", argv[i]);
+	int have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
+	if (have) {
+		fprintf(stderr, "lamkit nodes: %s%s\n", err,
+		        have < 0 ? "; 'lamkit wipe' removes it" : "");
+		return 1;
+	}
+	struct boot_ucall_res *r = calloc((size_t)u.nnodes + 1, sizeof *r);
+	if (!r) {
+		boot_universe_free(&u);
+		return CORE_EXIT_SYSTEM;
+	}
+	int nok = boot_ucall(&u, BOOT_MSG_STATUS, BOOT_MSG_STATUS_REPLY, 5000, r);
+	printf("%-5s %-16s %-22s %5s %-5s %-8s %5s %6s %9s\n", "node", "host", "address", "cpus",
+	       "sched", "state", "jobs", "ranks", "uptime");
+	for (int i = 0; i < u.nnodes; i++) {
+		const struct boot_unode *n = &u.nodes[i];
+		char addr[96], up[32] = "-", jobs[16] = "-", ranks[16] = "-";
+		snprintf(addr, sizeof addr, "%s:%d", n->addr, n->port);
+		if (r[i].ok) {
+			struct core_rbuf rb = {.p = r[i].reply, .len = r[i].rlen};
+			core_r_u32(&rb);
+			core_r_str(&rb);
+			core_r_u32(&rb);
+			core_r_u32(&rb);
+			unsigned nj = core_r_u32(&rb), nr = core_r_u32(&rb);
+			int64_t ms = core_r_i64(&rb);
+			if (!rb.err) {
+				snprintf(jobs, sizeof jobs, "%u", nj);
+				snprintf(ranks, sizeof ranks, "%u", nr);
+				snprintf(up, sizeof up, "%lld s", (long long)(ms / 1000));
+			}
+		}
+		printf("%-5d %-16s %-22s %5d %-5s %-8s %5s %6s %9s\n", n->index, n->host, addr,
+		       n->cpus, n->schedule ? "yes" : "no", r[i].ok ? "up" : "down", jobs, ranks,
+		       up);
+	}
+	for (int i = 0; i < u.nnodes; i++)
+		if (!r[i].ok)
+			fprintf(stderr, "lamkit nodes: %s\n", r[i].why);
+	boot_ucall_free(r, u.nnodes);
+	free(r);
+	int rc = nok == u.nnodes ? 0 : 1;
+	boot_universe_free(&u);
+	return rc;
+}

@@ -1,0 +1,142 @@
+/* lib/boot/ucall.c: one request to every agent of the universe, in parallel, bounded in time. */
+#include "ucall.h"
+#include "core.h"
+#include "link.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct call {
+	struct boot_ucall_res *r;
+	const struct boot_unode *n;
+	boot_link_t *l;
+	unsigned type, reply_type;
+	int *open;
+	core_ev_t *ev;
+	int64_t t0;
+	int sent;
+};
+
+static void finish(struct call *c)
+{
+	if (c->l) {
+		boot_link_destroy(c->l);
+		c->l = NULL;
+		if (--*c->open == 0)
+			core_ev_stop(c->ev);
+	}
+}
+
+static void on_ready(boot_link_t *l, void *arg)
+{
+	struct call *c = arg;
+
+	if (boot_link_send(l, c->type, NULL, 0, NULL, 0) == 0)
+		c->sent = 1;
+}
+
+static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
+{
+	struct call *c = arg;
+
+	if (!c->reply_type || type != c->reply_type)
+		return; /* HELLO, or frames we did not ask for */
+	c->r->reply = malloc(len + 1);
+	if (c->r->reply) {
+		memcpy(c->r->reply, d, len);
+		c->r->rlen = len;
+	}
+	c->r->ok = 1;
+	c->r->ms = core_now_ms() - c->t0;
+	finish(c);
+}
+
+static void on_close(boot_link_t *l, int err, const char *why, void *arg)
+{
+	struct call *c = arg;
+
+	if (!c->reply_type && c->sent && !err) {
+		c->r->ok = 1;
+		c->r->ms = core_now_ms() - c->t0;
+	} else if (!c->r->ok) {
+		snprintf(c->r->why, sizeof c->r->why, "%s: %s", c->n->host, why);
+	}
+	finish(c);
+}
+
+static void on_timeout(core_ev_t *ev, void *arg)
+{
+	core_ev_stop(ev);
+}
+
+int boot_ucall(const struct boot_universe *u, unsigned type, unsigned reply_type, int timeout_ms,
+               struct boot_ucall_res *res)
+{
+	static const struct boot_link_cbs cbs = {
+	    .on_ready = on_ready, .on_frame = on_frame, .on_close = on_close};
+	core_ev_t *ev = core_ev_create();
+	struct call *calls = calloc((size_t)u->nnodes + 1, sizeof *calls);
+	int open = 0, nok = 0;
+
+	memset(res, 0, (size_t)u->nnodes * sizeof *res);
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < u->nnodes; i++) {
+		const struct boot_unode *n = &u->nodes[i];
+		struct call *c = &calls[i];
+		char peer[300], err[300];
+		if (!ev || !calls) {
+			snprintf(res[i].why, sizeof res[i].why, "%s: out of memory", n->host);
+			continue;
+		}
+		*c = (struct call){.r = &res[i],
+		                   .n = n,
+		                   .type = type,
+		                   .reply_type = reply_type,
+		                   .open = &open,
+		                   .ev = ev,
+		                   .t0 = core_now_ms()};
+		snprintf(peer, sizeof peer, "%s:%d", n->addr, n->port);
+		int fd = boot_tcp_connect(n->addr, n->port, err, sizeof err);
+		if (fd < 0) {
+			snprintf(res[i].why, sizeof res[i].why, "%s: %s", n->host, err);
+			continue;
+		}
+		c->l = boot_link_secure(ev, fd, 1, u->key, peer, timeout_ms, &cbs, c);
+		if (!c->l) {
+			close(fd);
+			snprintf(res[i].why, sizeof res[i].why, "%s: %s", n->host, strerror(errno));
+			continue;
+		}
+		open++;
+	}
+	if (open) {
+		int64_t t = core_ev_timer(ev, timeout_ms, on_timeout, NULL);
+		core_ev_run(ev);
+		core_ev_timer_cancel(ev, t);
+	}
+	for (int i = 0; calls && i < u->nnodes; i++) {
+		if (calls[i].l) {
+			snprintf(res[i].why, sizeof res[i].why,
+			         "%s (%s:%d): no answer within %d ms", u->nodes[i].host,
+			         u->nodes[i].addr, u->nodes[i].port, timeout_ms);
+			boot_link_destroy(calls[i].l);
+		}
+		nok += res[i].ok;
+	}
+	free(calls);
+	if (ev)
+		core_ev_destroy(ev);
+	return nok;
+}
+
+void boot_ucall_free(struct boot_ucall_res *res, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(res[i].reply);
+		res[i].reply = NULL;
+	}
+}

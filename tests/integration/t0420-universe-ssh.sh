@@ -1,0 +1,135 @@
+#!/bin/bash
+# t0420: a universe on 4 namespace "nodes", each with its own sshd, booted over real ssh with
+# every launch algorithm (tree: agents start their children over ssh); nodes, grow, halt; recon
+# with a node down; a node that cannot be reached fails at launch within the timeout and the
+# others are halted; a forged key fails at auth; kill -9 of every agent and rank then `wipe`
+# leaves nothing; MPICH programs run across the nodes.
+# timeout: 240
+. "$(dirname "$0")/../lib/common.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces)"
+command -v sshd >/dev/null || [ -x /usr/sbin/sshd ] || skip_all "no sshd"
+. "$LAMKIT_TOP/tests/lib/netns.sh"
+at_exit netns_down
+K=4
+netns_up $K || { ok 1 "netns_up $K"; done_testing; }
+R="$LAMKIT_TMPDIR/lamkit-$(id -u)"
+U="$R/universe"
+at_exit '[ -f "$U" ] && timeout 30 "$LAMKIT" wipe >/dev/null 2>&1'
+lk() { (cd "$T" && timeout -k 5 90 "$LAMKIT" "$@"); }
+agent_pids() { [ -f "$U" ] && awk '$1 == "node" { print $8 }' "$U" | tr '\n' ' '; }
+ours() { # processes of this test's universe still running anywhere (agents, ranks, launchers)
+	local p n=0
+	for p in $(pgrep -f -- "$LAMKIT_TMPDIR|$T/"); do pids_gone "$p" || n=$((n + 1)); done
+	echo $n
+}
+schema() { # schema FILE ALGORITHM [extra lines]
+	local f=$1 alg=$2
+	shift 2
+	{
+		echo "boot = \"ssh\"; algorithm = \"$alg\"; fanout = 2; timeout = 15"
+		echo "ssh = { options = { \"-F\", \"$NETNS_SSH_CONFIG\" }, verify = false }"
+		echo "defaults = { program = \"$LAMKIT\" }"
+		echo "for i = 1, $K do node(\"n\" .. i) { cpu = 2 } end"
+		printf '%s\n' "$@"
+	} >"$f"
+}
+
+for alg in linear windowed tree; do
+	schema "$T/$alg.lua" "$alg"
+	out=$(lk boot -v "$alg.lua" 2>&1); rc=$?
+	is "$rc" 0 "ssh boot of $K nodes, $alg"
+	is "$(printf '%s\n' "$out" | grep -c ' up (')" $K "$alg: a line per node"
+	like "$out" "$K of $K node\(s\) up in [0-9.]+ s \(ssh, $alg\)" "$alg: summary"
+	for i in $(seq $K); do
+		like "$(grep "^node $i " "$U")" "^node $i n$i $NETNS_SUBNET\.$((10 + i)) [0-9]+ 2 1 " \
+			"$alg: n$i reached at its own address"
+	done
+	if [ $alg = tree ]; then
+		like "$(grep '^node 3 ' "$U")" " 1 program=" "tree: n3 was started by n1's agent"
+		like "$out" "n4 up \([0-9.]+ s, started by n1\)" "tree: -v names the starting agent"
+	fi
+	out=$(lk nodes 2>&1)
+	is "$(printf '%s\n' "$out" | grep -c ' up ')" $K "$alg: nodes shows $K up"
+	pids=$(agent_pids)
+	lk halt >/dev/null 2>&1; is $? 0 "$alg: halt"
+	wait_gone 5 $pids; ok $? "$alg: every agent gone"
+done
+is "$(ours)" 0 "nothing left running"
+
+# MPICH across the nodes (placement by slots: 2 per node)
+if [ -x "$MPI_BIN/mpich/ring" ]; then
+	lk boot windowed.lua >/dev/null 2>&1; is $? 0 "boot for jobs"
+	out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/mpich/hello" 2>&1); rc=$?
+	is "$rc" 0 "MPICH hello on 8 ranks across 4 nodes"
+	for i in $(seq $K); do
+		is "$(printf '%s\n' "$out" | grep -c "on n$i\$")" 2 "two ranks on n$i"
+	done
+	out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/mpich/ring" 2>&1); rc=$?
+	is "$rc" 0 "MPICH ring across nodes"
+	out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/mpich/collectives" 2>&1); rc=$?
+	is "$rc" 0 "MPICH collectives across nodes"
+	out=$(LKX_TIMEOUT=60 lkx -n 4 --map-by node "$MPI_BIN/mpich/hello" 2>&1); rc=$?
+	is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" \
+		"$(for i in 0 1 2 3; do echo "hello from rank $i of 4 on n$((i + 1))"; done | sort | tr '\n' ' ')" \
+		"--map-by node: rank i on n(i+1)"
+	# kill -9 every agent and every rank mid-job; wipe cleans every node
+	(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec -n 8 sleep 50 >/dev/null 2>&1) &
+	job=$!
+	for _ in $(seq 100); do [ "$(pgrep -fc '^sleep 50$')" -ge 8 ] && break; sleep 0.05; done
+	ranks=$(pgrep -f '^sleep 50$' | tr '\n' ' ')
+	is "$(echo $ranks | wc -w)" 8 "8 ranks running across the nodes"
+	pids=$(agent_pids)
+	kill -9 $pids
+	kill -9 $job 2>/dev/null
+	wait $job 2>/dev/null
+	out=$(lk wipe 2>&1); rc=$?
+	is "$rc" 0 "wipe after kill -9 of every agent"
+	is "$(printf '%s\n' "$out" | grep -cE '^[0-9]+ +n[0-9] +yes ')" $K "wipe: a row per node"
+	wait_gone 5 $ranks $pids; ok $? "no agent and no rank left"
+	is "$(ls "$R" 2>/dev/null | wc -l)" 0 "no session files left"
+	ok "$([ ! -e "$U" ]; echo $?)" "universe state removed"
+fi
+
+# grow: boot 3, add the 4th with the schema's ssh options
+schema "$T/three.lua" windowed
+sed -i "s/for i = 1, $K do/for i = 1, 3 do/" "$T/three.lua"
+lk boot three.lua >/dev/null 2>&1; is $? 0 "boot 3 nodes"
+out=$(lk grow --cpu 2 n4 2>&1); rc=$?
+is "$rc" 0 "grow n4 over ssh"
+like "$(grep '^node 4 ' "$U")" "^node 4 n4 $NETNS_SUBNET\.14 " "n4 joined at its address"
+pids=$(agent_pids)
+lk halt >/dev/null 2>&1; is $? 0 "halt 4 nodes"
+wait_gone 5 $pids; ok $? "all gone"
+
+# a node that cannot be reached: recon says so; boot fails at launch and halts the others
+netns_block n3
+out=$(lk recon windowed.lua 2>&1); rc=$?
+is "$rc" 1 "recon with n3 down exits 1"
+like "$out" "n3 +no +no " "recon: n3 not reachable"
+is "$(printf '%s\n' "$out" | grep -cE 'n[124] +yes +yes ')" 3 "recon: the others are fine"
+t0=$(date +%s)
+out=$(lk boot windowed.lua 2>&1); rc=$?
+dt=$(($(date +%s) - t0))
+is "$rc" 1 "boot with n3 unreachable fails"
+like "$out" "n3 failed at (launch|timeout): " "and names n3 and the stage"
+ok "$([ "$dt" -le 20 ]; echo $?)" "within the timeout ($dt s)"
+netns_unblock n3
+sleep 0.3
+is "$(ours)" 0 "the other nodes were halted; nothing left"
+
+# a forged key on one node: auth, not retried
+cat >"$T/badkey.sh" <<EOS
+#!/bin/sh
+read key
+echo 1111111111111111111111111111111111111111111111111111111111111111 | exec "$LAMKIT" "\$@"
+EOS
+chmod +x "$T/badkey.sh"
+schema "$T/forged.lua" windowed
+sed -i "s/for i = 1, $K do/for i = 1, 3 do/" "$T/forged.lua"
+echo "node \"n4\" { cpu = 2, program = \"$T/badkey.sh\" }" >>"$T/forged.lua"
+out=$(lk boot forged.lua 2>&1); rc=$?
+is "$rc" 1 "boot with a forged key fails"
+like "$out" "n4 failed at auth: .*authentication failed" "n4 fails at auth"
+sleep 0.3
+is "$(ours)" 0 "nothing left running"
+done_testing

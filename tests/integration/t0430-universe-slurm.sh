@@ -1,0 +1,49 @@
+#!/bin/bash
+# t0430: a universe inside a real 4-node Slurm allocation (one slurmd per namespace node): the
+# slurm boot module is chosen by itself, one srun starts an agent per node (oneshot), MPICH
+# programs run across the nodes with the slots Slurm gave, a second job runs in the same
+# universe, halt ends the agents (and so their srun step); the allocation ends clean.
+# timeout: 180
+. "$(dirname "$0")/../lib/common.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, daemons)"
+need_mpich
+. "$LAMKIT_TOP/tests/lib/slurm.sh"
+slurm_deps >/dev/null 2>&1 || skip_all "Slurm packages not installable"
+at_exit slurm_down
+slurm_up 4 || { ok 1 "slurm_up 4"; slurm_log | sed 's/^/# /'; done_testing; }
+ok 0 "slurm_up 4"
+
+# Everything below runs inside `salloc -N4 --ntasks-per-node=2`: the allocation's environment is what boot sees.
+cat >"$T/inside.sh" <<EOS
+#!/bin/bash
+cd "$T"
+echo "boot:"; timeout 60 "$LAMKIT" boot -v 2>&1; echo "rc=\$?"
+echo "nodes:"; timeout 20 "$LAMKIT" nodes 2>&1; echo "rc=\$?"
+echo "hello:"; timeout 60 "$LAMKIT" mpiexec "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
+echo "ring:"; timeout 60 "$LAMKIT" mpiexec -n 8 "$MPI_BIN/mpich/ring" 2>&1; echo "rc=\$?"
+echo "ppn:"; timeout 60 "$LAMKIT" mpiexec -ppn 1 -n 4 "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
+echo "steps:"; squeue -h -s -j "\$SLURM_JOB_ID" -o '%j' 2>&1
+echo "halt:"; timeout 30 "$LAMKIT" halt 2>&1; echo "rc=\$?"
+sleep 1
+echo "after:"; squeue -h -s -j "\$SLURM_JOB_ID" -o '%j' 2>&1 | grep -c lamkit-agent
+exit 0
+EOS
+chmod +x "$T/inside.sh"
+out=$(timeout -k 5 150 salloc -N4 --ntasks-per-node=2 -p "$SLURM_PARTITION" "$T/inside.sh" 2>&1); rc=$?
+is "$rc" 0 "salloc -N4 ran the script"
+sect() { printf '%s\n' "$out" | sed -n "/^$1:\$/,/^rc=/p"; }
+like "$(sect boot)" "4 of 4 node\(s\) up in [0-9.]+ s \(slurm, oneshot\)" "boot inside the allocation: slurm, oneshot"
+like "$(sect boot)" "rc=0" "boot exit 0"
+is "$(sect nodes | grep -cE '^[1-4] +n[1-4] +10\.88\.[0-9]+\.1[1-4]:[0-9]+ +2 yes +up')" 4 "nodes: 4 up, 2 slots each (from Slurm)"
+h=$(sect hello)
+is "$(printf '%s\n' "$h" | grep -c '^hello from rank')" 8 "MPICH hello: default n = 8 slots"
+for i in 1 2 3 4; do
+	is "$(printf '%s\n' "$h" | grep -c "of 8 on n$i\$")" 2 "two ranks on n$i"
+done
+like "$(sect ring)" "ring: OK .*size=8" "MPICH ring across the 4 nodes"
+is "$(sect ppn | grep '^hello' | sed 's/.* on //' | sort | tr '\n' ' ')" "n1 n2 n3 n4 " "-ppn 1: one rank per node"
+like "$(sect halt)" "4 node\(s\) halted" "halt"
+is "$(printf '%s\n' "$out" | sed -n '/^after:$/{n;p}')" 0 "the agents' srun step ended with them"
+ok "$([ ! -e "$LAMKIT_TMPDIR/lamkit-$(id -u)/universe" ]; echo $?)" "universe state removed"
+[ "$_tap_failed" -gt 0 ] && printf '%s\n' "$out" | sed 's/^/# /'
+done_testing
