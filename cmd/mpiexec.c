@@ -1,8 +1,10 @@
 /* cmd/mpiexec.c: `lamkit mpiexec`: Hydra-compatible options, MPMD app contexts, the job spec;
- * with no universe booted the job runs on a transient local agent (the embedded default). */
+ * runs it on the booted universe's agents, or with none booted on a transient local agent
+ * (the embedded default). */
 #include "cmd.h"
 #include "core.h"
 #include "jobctl.h"
+#include "universe.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -20,11 +24,14 @@ static const char usage[] =
     "lamkit mpiexec [GLOBAL OPTIONS] [LOCAL OPTIONS] PROGRAM [ARGS] [: [LOCAL OPTIONS] PROGRAM "
     "[ARGS]]...\n"
     "\n"
-    "Runs a parallel job. With no universe booted it runs on this host (the embedded local\n"
-    "default: one slot per CPU; more ranks than slots are allowed and marked oversubscribed).\n"
+    "Runs a parallel job. With a universe booted (its state file is $LAMKIT_UNIVERSE, else\n"
+    "'universe' in the session directory) the ranks are placed over its nodes' slots; with none\n"
+    "booted, or with --local, it runs on this host (the embedded local default: one slot per\n"
+    "CPU). More ranks than slots are allowed and marked oversubscribed.\n"
     "\n"
     "Local options (per program, before it):\n"
-    "  -n, -np N            number of ranks (default: the number of slots, for one program)\n"
+    "  -n, -np N            number of ranks (default: the number of slots, for one program;\n"
+    "                       in a universe the slots of the nodes that take ranks)\n"
     "  -env NAME VALUE      set NAME for this program's ranks\n"
     "  -envall / -envnone / -envlist A,B   which of our variables this program gets\n"
     "  -wdir DIR            working directory of this program's ranks\n"
@@ -33,7 +40,13 @@ static const char usage[] =
     "  -genvall             pass our whole environment (the default)\n"
     "  -genvnone            pass none of it (only -genv/-env variables)\n"
     "  -genvlist A,B        pass only these of our variables\n"
-    "  -ppn N               ranks per node\n"
+    "  -ppn N               N consecutive ranks per node, the nodes in turn\n"
+    "  --map-by node|slot   node: one rank per node in turn; slot (the default): fill each\n"
+    "                       node's slots, then the next node's (past the last, start again)\n"
+    "  -hosts, --host A,B   only these nodes of the universe, in this order (also nodes that\n"
+    "                       are marked schedule=no)\n"
+    "  --local              run on this host even when a universe is booted (also\n"
+    "                       LAMKIT_UNIVERSE=none)\n"
     "  -l, --tag-output     prefix every output line with \"[rank] \"\n"
     "  --timeout SEC        kill the job after SEC seconds, exit status 124 (also "
     "MPIEXEC_TIMEOUT)\n"
@@ -44,12 +57,13 @@ static const char usage[] =
     "                       program's own launcher: Open MPI jobs of <= 2 ranks per node on\n"
     "                       cores, like mpirun; nothing for others, like Hydra)\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
-    "  -v, --verbose        report each rank's pid\n"
+    "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
     "\n"
     "Exit status: 0, or the first failure's: a rank's exit status, 128+N for a rank killed by\n"
     "signal N, the code given to MPI_Abort, 124 for --timeout, 127/126 for a program that\n"
-    "cannot be started, 128+N when mpiexec itself got signal N.\n";
+    "cannot be started, 128+N when mpiexec itself got signal N, 111 when an agent of the job\n"
+    "cannot be reached or goes away.\n";
 
 struct app_opts {
 	struct boot_app app;
@@ -66,6 +80,8 @@ struct opts {
 	int genv_mode; /* 1 = all, 2 = none, 3 = list */
 	char *genvlist;
 	int ppn, tag, timeout, grace, verbose, pmi_port, mpi_kind, bind;
+	int by_node, local, local_agents, local_slots;
+	char *hosts;
 	char *wdir;
 	int singinit_port;
 	pid_t singinit_pid;
@@ -145,7 +161,8 @@ static struct app_opts *new_app(struct opts *o)
 			return rc;                                                                 \
 		}                                                                                  \
 	} while (0)
-#define VAL() (inl ? inl : argv[++i])
+/* an inline value points into argv, not into the option's copy (freed after the option) */
+#define VAL() (inl ? argv[i] + (inl - copy) : argv[++i])
 
 /* Parse one app context starting at argv[*ip]; stops after its program's arguments (before
  * ":" or the end). Global options may appear in any context. 0, or an exit status. */
@@ -194,6 +211,28 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			NEED(1);
 			if (parse_int(VAL(), 1, 1 << 20, &o->ppn) < 0)
 				rc = cmd_usage_error("mpiexec", "-ppn needs a positive number");
+		} else if (is(n, "map-by")) {
+			NEED(1);
+			const char *k = VAL();
+			o->by_node = is(k, "node") ? 1 : is(k, "slot") ? 0 : -1;
+			if (o->by_node < 0)
+				rc = cmd_usage_error("mpiexec", "--map-by: node or slot, not '%s'",
+				                     k);
+		} else if (is(n, "hosts") || is(n, "host") || is(n, "H")) {
+			NEED(1);
+			o->hosts = VAL();
+		} else if (is(n, "local")) {
+			o->local = 1;
+		} else if (is(n, "local-agents")) { /* testing aid: K[:SLOTS] forked agents */
+			NEED(1);
+			const char *k = VAL();
+			char kk[32];
+			size_t kl = strcspn(k, ":");
+			snprintf(kk, sizeof kk, "%.*s", (int)(kl < 31 ? kl : 31), k);
+			if (parse_int(kk, 1, 1024, &o->local_agents) < 0 ||
+			    (k[kl] && parse_int(k + kl + 1, 1, 1 << 20, &o->local_slots) < 0))
+				rc =
+				    cmd_usage_error("mpiexec", "--local-agents needs K or K:SLOTS");
 		} else if (is(n, "l") || is(n, "tag-output") || is(n, "prepend-rank")) {
 			o->tag = 1;
 		} else if (is(n, "timeout")) {
@@ -329,10 +368,10 @@ static int build_env(struct opts *o, struct boot_jobspec *js)
 	return js->env ? 0 : -1;
 }
 
-static int build_job(struct opts *o, struct boot_jobspec *js, char *err, size_t errlen)
+static int build_job(struct opts *o, struct boot_jobspec *js, int slots, char *err, size_t errlen)
 {
 	static char kvs[64], mapping[64], cwd[4096];
-	int slots = core_cpu_count(), size = 0;
+	int size = 0;
 
 	for (int a = 0; a < o->napps; a++) {
 		struct app_opts *ap = &o->apps[a];
@@ -343,7 +382,8 @@ static int build_job(struct opts *o, struct boot_jobspec *js, char *err, size_t 
 			return core_errprintf(err, errlen, "too many ranks");
 		size += ap->app.nprocs;
 	}
-	js->jobid = 1;
+	if (!js->jobid)
+		js->jobid = 1;
 	snprintf(kvs, sizeof kvs, "kvs_%d_%u", (int)getpid(), js->jobid);
 	js->kvsname = kvs;
 	js->size = size;
@@ -406,13 +446,76 @@ static void free_job(struct opts *o, struct boot_jobspec *js)
 	free(o->apps);
 }
 
+enum { RUN_LOCAL, RUN_AGENTS, RUN_UNIVERSE };
+
+/* -hosts with no universe: only this host may be named. 0, or 100 (said). */
+static int check_local_hosts(const char *hosts)
+{
+	const char *me = core_hostname();
+	size_t ml = strlen(me);
+
+	for (const char *p = hosts; p && *p;) {
+		size_t n = strcspn(p, ",");
+		int mine = (n == ml && !strncmp(p, me, n)) ||
+		           (n > ml && !strncmp(p, me, ml) && p[ml] == '.') ||
+		           (n == 9 && !strncmp(p, "localhost", 9));
+		if (n && !mine) {
+			fprintf(
+			    stderr,
+			    "lamkit mpiexec: host '%.*s' is not in the universe (nodes: %s); with "
+			    "no universe booted jobs run on this host\n",
+			    (int)(n > 200 ? 200 : n), p, me);
+			return CORE_EXIT_USAGE;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
+/* The booted universe, if any: RUN_UNIVERSE (u loaded) or RUN_LOCAL; -1 after saying why
+ * the state file cannot be used. */
+static int find_universe(struct boot_universe *u)
+{
+	char path[4096], err[1024];
+	const char *e = getenv("LAMKIT_UNIVERSE");
+
+	if (e && !strcmp(e, "none"))
+		return RUN_LOCAL;
+	if (boot_universe_path(path, sizeof path, err, sizeof err) < 0) {
+		fprintf(stderr, "lamkit mpiexec: %s\n", err);
+		return -1;
+	}
+	if (boot_universe_load(u, path, err, sizeof err) == 0)
+		return RUN_UNIVERSE;
+	if (errno == ENOENT)
+		return RUN_LOCAL;
+	fprintf(stderr,
+	        "lamkit mpiexec: %s; the universe state file is unusable ('lamkit wipe' cleans "
+	        "up)\n",
+	        err);
+	return -1;
+}
+
+/* A job id no other job of the universe is likely to have. */
+static uint32_t new_jobid(void)
+{
+	uint32_t id = 0;
+
+	if (getrandom(&id, sizeof id, GRND_NONBLOCK) != (ssize_t)sizeof id)
+		id = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
+	id &= 0x7fffffffu;
+	return id ? id : 1;
+}
+
 int cmd_mpiexec(int argc, char **argv)
 {
 	struct opts o = {.grace = 3000};
 	struct boot_jobspec js = {0};
-	char err[512];
+	struct boot_universe u = {0};
+	struct boot_place_node *nodes = NULL;
+	char err[1024];
 	const char *s;
-	int i = 1, rc;
+	int i = 1, rc, mode, nnodes = 0, slots = core_cpu_count();
 
 	if ((s = getenv("LAMKIT_KILL_GRACE")) && parse_int(s, 0, 3600000, &o.grace) < 0)
 		return cmd_usage_error("mpiexec",
@@ -430,26 +533,66 @@ int cmd_mpiexec(int argc, char **argv)
 			return rc < 0 ? 0 : rc;
 		}
 	}
-	if (build_job(&o, &js, err, sizeof err) < 0) {
+	if (o.ppn && o.by_node) {
+		rc = cmd_usage_error("mpiexec", "-ppn and --map-by node do not go together");
+		goto out;
+	}
+	if (o.singinit_port)
+		mode = RUN_LOCAL; /* a singleton is adopted by an agent on its own host */
+	else if (o.local_agents)
+		mode = RUN_AGENTS;
+	else if (o.local)
+		mode = RUN_LOCAL;
+	else if ((mode = find_universe(&u)) < 0) {
+		rc = CORE_EXIT_SYSTEM;
+		goto out;
+	}
+	if (mode == RUN_LOCAL && (rc = check_local_hosts(o.hosts)) != 0)
+		goto out;
+	if (mode == RUN_AGENTS) {
+		nodes = boot_local_agent_nodes(o.local_agents, o.local_slots);
+		nnodes = o.local_agents;
+	} else if (mode == RUN_UNIVERSE) {
+		nodes = boot_universe_place_nodes(&u);
+		nnodes = u.nnodes;
+		js.jobid = new_jobid();
+	}
+	if (mode != RUN_LOCAL &&
+	    (slots = nodes ? boot_place_slots(nodes, nnodes, o.hosts, err, sizeof err)
+	                   : core_errprintf(err, sizeof err, "out of memory")) < 0) {
 		fprintf(stderr, "lamkit mpiexec: %s\n", err);
-		free_job(&o, &js);
-		return CORE_EXIT_SYSTEM;
+		rc = nodes ? CORE_EXIT_USAGE : CORE_EXIT_SYSTEM;
+		goto out;
+	}
+	if (build_job(&o, &js, slots, err, sizeof err) < 0) {
+		fprintf(stderr, "lamkit mpiexec: %s\n", err);
+		rc = CORE_EXIT_SYSTEM;
+		goto out;
 	}
 	struct boot_run_opts ro = {.js = &js,
 	                           .timeout_s = o.timeout,
 	                           .kill_grace_ms = o.grace,
 	                           .verbose = o.verbose,
 	                           .singinit_fd = -1};
+	struct boot_place_opts po = {.ppn = o.ppn, .by_node = o.by_node, .hosts = o.hosts};
 	if (o.singinit_port) {
 		ro.singinit_fd = singinit_connect(o.singinit_port, err, sizeof err);
 		ro.singinit_pid = o.singinit_pid;
 		if (ro.singinit_fd < 0) {
 			fprintf(stderr, "lamkit mpiexec: %s\n", err);
-			free_job(&o, &js);
-			return 1;
+			rc = 1;
+			goto out;
 		}
 	}
-	rc = boot_run_local(&ro);
+	if (mode == RUN_AGENTS)
+		rc = boot_run_local_agents(&ro, o.local_agents, o.local_slots, &po);
+	else if (mode == RUN_UNIVERSE)
+		rc = boot_run_universe(&ro, &u, &po);
+	else
+		rc = boot_run_local(&ro);
+out:
+	free(nodes);
+	boot_universe_free(&u);
 	free_job(&o, &js);
 	return rc;
 }

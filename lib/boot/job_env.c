@@ -101,12 +101,16 @@ void boot_env_free(char **envp)
 
 static void ompi_env(boot_job_t *j, struct envb *e)
 {
+	uint32_t h = 2166136261u; /* FNV-1a of the KVS name: the same on every agent of the job */
+
+	for (const char *p = j->js.kvsname; p && *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
 	/* Open MPI's flux component loads our libpmi.so; PMIx variables would win over it */
 	env_drop_prefix(e, "PMIX_");
 	/* a decimal below 32768 (Open MPI 4.1 falls apart above: ranks get different job ids),
-	 * distinct for concurrent jobs on this node (Open MPI derives its job
-	 * family from it); its files are per job anyway, see below */
-	env_set(e, "FLUX_JOB_ID", "%u", (unsigned)((getpid() * 131u + j->js.jobid) % 32000u) + 1);
+	 * the same for all the job's ranks on every node and distinct for concurrent jobs (Open
+	 * MPI derives its job family from it); its files are per job anyway, see below */
+	env_set(e, "FLUX_JOB_ID", "%u", (unsigned)(h % 32000u) + 1);
 	env_set(e, "FLUX_PMI_LIBRARY_PATH", "%s", j->pmi_lib);
 	env_set(e, "OMPI_MCA_pmix", "flux");
 	/* its shared-memory files and session directories go into the job's own directory */

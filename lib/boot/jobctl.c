@@ -1,19 +1,15 @@
-/* lib/boot/jobctl.c: mpiexec's job controller over one transient local agent. The frames and
- * the failure policy are the ones a multi-node controller uses. */
-#include "agent.h"
-#include "conn.h"
+/* lib/boot/jobctl.c: mpiexec's job controller: one job over one or more agents (a forked local
+ * agent, several forked ones for tests, or a universe's agents over secure links): their
+ * frames, stdin to rank 0, PMI fences across agents, signals, and one failure policy. Starting
+ * the agents is in jobctl_run.c. */
 #include "core.h"
-#include "jobctl.h"
-#include "outbuf.h"
+#include "jobctl_internal.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -21,25 +17,7 @@
 #define STDIN_WINDOW (1u << 20) /* bytes in flight to rank 0 before we stop reading stdin */
 #define STDIN_CHUNK  65536
 
-struct ctl {
-	const struct boot_run_opts *o;
-	core_ev_t *ev;
-	core_conn_t *agent;
-	pid_t agent_pid;
-	char host[256];
-	boot_outbuf_t *out;
-	pid_t *pids; /* by rank */
-	int exit_code, failed, done, killed;
-	char why[1024]; /* the first failure, printed when the job is over */
-	int64_t grace_timer;
-	/* stdin */
-	int stdin_on, stdin_file;
-	int64_t pump_timer;
-	size_t inflight;
-};
-
-static void ctl_msg(struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ctl_msg(struct ctl *c, const char *fmt, ...)
+void boot_ctl_msg(struct ctl *c, const char *fmt, ...)
 {
 	char line[1200];
 	va_list ap;
@@ -50,16 +28,58 @@ static void ctl_msg(struct ctl *c, const char *fmt, ...)
 	fprintf(stderr, "lamkit mpiexec: %s\n", line);
 }
 
-static void send_u32(struct ctl *c, unsigned type, int n, const uint32_t *v)
+static void send_u32(struct agent *a, unsigned type, int n, const uint32_t *v)
 {
 	struct core_wbuf w = {0};
 
-	core_w_u32(&w, c->o->js->jobid);
+	if (!a->link || !a->started)
+		return;
+	core_w_u32(&w, a->c->o->js->jobid);
 	for (int i = 0; i < n; i++)
 		core_w_u32(&w, v[i]);
-	if (c->agent)
-		core_conn_send(c->agent, type, w.p, w.len, NULL, 0);
+	boot_link_send(a->link, type, w.p, w.len, NULL, 0);
 	core_w_free(&w);
+}
+
+/* To every agent still running its part. */
+static void send_all(struct ctl *c, unsigned type, int n, const uint32_t *v)
+{
+	for (int i = 0; i < c->nag; i++)
+		if (!c->ag[i].done)
+			send_u32(&c->ag[i], type, n, v);
+}
+
+static void check_over(struct ctl *c)
+{
+	if (c->ndone >= c->nag)
+		core_ev_stop(c->ev);
+}
+
+/* The agent's part is over (or it is gone): drop its link. Idempotent. */
+static void agent_gone(struct agent *a)
+{
+	if (!a->done) {
+		a->done = 1;
+		a->c->ndone++;
+	}
+	boot_link_destroy(a->link);
+	a->link = NULL;
+}
+
+static void on_kill_timeout(core_ev_t *ev, void *arg)
+{
+	struct ctl *c = arg;
+
+	c->kill_timer = 0;
+	for (int i = 0; i < c->nag; i++) {
+		if (c->ag[i].done)
+			continue;
+		boot_ctl_msg(
+		    c, "the agent on %s did not end its ranks within %d s; not waiting for it",
+		    c->ag[i].host, BOOT_AGENT_KILL_MS / 1000);
+		agent_gone(&c->ag[i]);
+	}
+	check_over(c);
 }
 
 static void kill_job(struct ctl *c)
@@ -67,13 +87,22 @@ static void kill_job(struct ctl *c)
 	if (c->killed)
 		return;
 	c->killed = 1;
-	send_u32(c, BOOT_MSG_KILL, 0, NULL);
+	for (int i = 0; i < c->nag; i++) {
+		struct agent *a = &c->ag[i];
+		if (a->done)
+			continue;
+		if (a->started)
+			send_u32(a, BOOT_MSG_KILL, 0, NULL);
+		else
+			agent_gone(a); /* still connecting: it never gets the job */
+	}
+	if (c->ndone < c->nag)
+		c->kill_timer = core_ev_timer(c->ev, BOOT_AGENT_KILL_MS, on_kill_timeout, c);
+	check_over(c);
 }
 
 /* The first failure decides the exit status and ends the job. */
-static void fail(struct ctl *c, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fail(struct ctl *c, int code, const char *fmt, ...)
+void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -90,7 +119,7 @@ static void fail(struct ctl *c, int code, const char *fmt, ...)
 	kill_job(c);
 }
 
-/* {==== stdin -> rank 0, in a window acknowledged by the agent */
+/* {==== stdin -> rank 0, in a window acknowledged by its agent */
 
 static void stdin_stop(struct ctl *c)
 {
@@ -109,17 +138,19 @@ static void stdin_read(struct ctl *c)
 {
 	char buf[STDIN_CHUNK];
 	ssize_t n = read(0, buf, sizeof buf);
+	struct agent *root = &c->ag[0];
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
 		stdin_stop(c);
-		send_u32(c, BOOT_MSG_STDIN, 0, NULL);
+		send_u32(root, BOOT_MSG_STDIN, 0, NULL);
 		return;
 	}
 	struct core_wbuf w = {0};
 	core_w_u32(&w, c->o->js->jobid);
-	core_conn_send(c->agent, BOOT_MSG_STDIN, w.p, w.len, buf, (size_t)n);
+	if (root->link)
+		boot_link_send(root->link, BOOT_MSG_STDIN, w.p, w.len, buf, (size_t)n);
 	core_w_free(&w);
 	c->inflight += (size_t)n;
 	if (c->inflight >= STDIN_WINDOW && !c->stdin_file)
@@ -166,7 +197,7 @@ static void stdin_start(struct ctl *c)
 		return;
 	if (errno != EPERM) { /* stdin closed or unusable: rank 0 gets EOF */
 		c->stdin_on = 0;
-		send_u32(c, BOOT_MSG_STDIN, 0, NULL);
+		send_u32(&c->ag[0], BOOT_MSG_STDIN, 0, NULL);
 		return;
 	}
 	c->stdin_file = 1;
@@ -175,8 +206,75 @@ static void stdin_start(struct ctl *c)
 
 /* ====} */
 
-static void rank_exit(struct ctl *c, struct core_rbuf *r)
+/* {==== the fence of a job over several agents */
+
+static void fence_down(struct ctl *c)
 {
+	struct core_wbuf w = {0};
+
+	c->epoch++;
+	core_w_u32(&w, c->o->js->jobid);
+	core_w_u32(&w, c->epoch);
+	for (int i = 0; i < c->nag && !w.err; i++) {
+		struct agent *a = &c->ag[i];
+		a->fence_up = 0;
+		if (a->done || !a->link)
+			continue;
+		if (boot_link_send(a->link, BOOT_MSG_FENCE_DOWN, w.p, w.len, c->kvs, c->kvslen) <
+		    0) {
+			boot_ctl_fail(
+			    c, CORE_EXIT_SYSTEM,
+			    "cannot send the PMI data of fence %u (%zu bytes) to the agent on %s: "
+			    "%s",
+			    c->epoch, c->kvslen, a->host, strerror(errno));
+			break;
+		}
+	}
+	core_w_free(&w);
+	c->nup = 0;
+	c->kvslen = 0;
+}
+
+static void fence_up(struct agent *a, struct core_rbuf *r)
+{
+	struct ctl *c = a->c;
+	uint32_t epoch = core_r_u32(r);
+
+	if (r->err || epoch != c->epoch + 1 || a->fence_up) {
+		boot_ctl_fail(
+		    c, CORE_EXIT_SYSTEM,
+		    "the agent on %s entered PMI fence %u out of turn (expected %u); ending the "
+		    "job",
+		    a->host, epoch, c->epoch + 1);
+		return;
+	}
+	size_t n = r->len - r->off;
+	if (c->kvslen + n > c->kvscap) {
+		size_t cap = c->kvscap ? c->kvscap : 65536;
+		while (cap < c->kvslen + n)
+			cap *= 2;
+		char *k = realloc(c->kvs, cap);
+		if (!k) {
+			boot_ctl_fail(c, CORE_EXIT_SYSTEM,
+			              "out of memory collecting PMI fence data");
+			return;
+		}
+		c->kvs = k;
+		c->kvscap = cap;
+	}
+	if (n)
+		memcpy(c->kvs + c->kvslen, core_r_bytes(r, n), n);
+	c->kvslen += n;
+	a->fence_up = 1;
+	if (++c->nup == c->nag) /* every agent's ranks are in: the KVS is complete */
+		fence_down(c);
+}
+
+/* ====} */
+
+static void rank_exit(struct agent *a, struct core_rbuf *r)
+{
+	struct ctl *c = a->c;
 	int rank = (int)core_r_u32(r);
 	int pid = (int)core_r_u32(r);
 	int st = (int)core_r_u32(r);
@@ -189,31 +287,52 @@ static void rank_exit(struct ctl *c, struct core_rbuf *r)
 	if (c->failed || c->killed)
 		return; /* consequences of ending the job, not causes */
 	if (WIFSIGNALED(st)) {
-		fail(c, 128 + WTERMSIG(st), "rank %d (pid %d on %s) killed by signal %d (%s)", rank,
-		     pid, c->host, WTERMSIG(st), strsignal(WTERMSIG(st)));
+		boot_ctl_fail(c, 128 + WTERMSIG(st),
+		              "rank %d (pid %d on %s) killed by signal %d (%s)", rank, pid, a->host,
+		              WTERMSIG(st), strsignal(WTERMSIG(st)));
 	} else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-		fail(c, WEXITSTATUS(st), "rank %d (pid %d on %s) exited with status %d", rank, pid,
-		     c->host, WEXITSTATUS(st));
+		boot_ctl_fail(c, WEXITSTATUS(st), "rank %d (pid %d on %s) exited with status %d",
+		              rank, pid, a->host, WEXITSTATUS(st));
 	} else if (pmi == BOOT_PMI_INIT && c->o->js->size > 1) {
-		fail(c, 1,
-		     "rank %d (pid %d on %s) exited without finalizing (MPI_Finalize) while "
-		     "others may wait for it; ending the job",
-		     rank, pid, c->host);
+		boot_ctl_fail(
+		    c, 1,
+		    "rank %d (pid %d on %s) exited without finalizing (MPI_Finalize) while "
+		    "others may wait for it; ending the job",
+		    rank, pid, a->host);
 	}
 }
 
-static void on_frame(core_conn_t *conn, unsigned type, const char *d, size_t len, void *arg)
+static void hello(struct agent *a, const char *d, size_t len)
 {
-	struct ctl *c = arg;
+	struct ctl *c = a->c;
+	struct core_rbuf r = {.p = d, .len = len};
+	uint32_t version = core_r_u32(&r);
+	const char *host = core_r_str(&r);
+	uint32_t pid = core_r_u32(&r);
+
+	if (r.err)
+		return;
+	if (c->host_from_hello)
+		snprintf(a->host, sizeof a->host, "%s", host);
+	if (c->o->verbose)
+		boot_ctl_msg(c, "agent: pid %u on %s", pid, a->host);
+	if (version != BOOT_PROTO_VERSION)
+		boot_ctl_fail(
+		    c, CORE_EXIT_SYSTEM,
+		    "the agent on %s speaks protocol version %u, this mpiexec %d: the universe "
+		    "runs another lamkit",
+		    a->host, version, BOOT_PROTO_VERSION);
+}
+
+static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
+{
+	struct agent *a = arg;
+	struct ctl *c = a->c;
 	struct core_rbuf r = {.p = d, .len = len};
 	uint32_t jobid = core_r_u32(&r);
 
 	if (type == BOOT_MSG_HELLO) {
-		r = (struct core_rbuf){.p = d, .len = len};
-		core_r_u32(&r);
-		snprintf(c->host, sizeof c->host, "%s", core_r_str(&r));
-		if (c->o->verbose)
-			ctl_msg(c, "agent: pid %u on %s", core_r_u32(&r), c->host);
+		hello(a, d, len);
 		return;
 	}
 	if (r.err || jobid != c->o->js->jobid)
@@ -222,6 +341,8 @@ static void on_frame(core_conn_t *conn, unsigned type, const char *d, size_t len
 	case BOOT_MSG_IO: {
 		int rank = (int)core_r_u32(&r), stream = (int)core_r_u32(&r);
 		size_t n = r.len - r.off;
+		if (r.err)
+			break;
 		if (n == 0)
 			boot_outbuf_eof(c->out, rank, stream);
 		else
@@ -235,69 +356,142 @@ static void on_frame(core_conn_t *conn, unsigned type, const char *d, size_t len
 			if (rank < (uint32_t)c->o->js->size)
 				c->pids[rank] = (pid_t)pid;
 			if (c->o->verbose)
-				ctl_msg(c, "rank %u: pid %u on %s", rank, pid, c->host);
+				boot_ctl_msg(c, "rank %u: pid %u on %s", rank, pid, a->host);
 		}
 		break;
 	}
 	case BOOT_MSG_SPAWN_FAIL: {
 		int rank = (int)core_r_u32(&r), e = (int)core_r_u32(&r);
 		const char *exe = core_r_str(&r);
-		fail(c, e == ENOENT ? BOOT_EXIT_NOTFOUND : BOOT_EXIT_NOEXEC,
-		     "cannot start rank %d on %s: %s: %s", rank, c->host, exe, strerror(e));
+		boot_ctl_fail(c, e == ENOENT ? BOOT_EXIT_NOTFOUND : BOOT_EXIT_NOEXEC,
+		              "cannot start rank %d on %s: %s: %s", rank, a->host, exe,
+		              strerror(e));
 		break;
 	}
 	case BOOT_MSG_RANK_EXIT:
-		rank_exit(c, &r);
+		rank_exit(a, &r);
 		break;
 	case BOOT_MSG_ABORT: {
 		int rank = (int)core_r_u32(&r), code = (int)core_r_u32(&r);
 		const char *msg = core_r_str(&r);
 		/* exit statuses are 8 bits: 256 must not come out as success */
 		int ec = (code & 0xff) || !code ? code & 0xff : 1;
-		fail(c, ec, "rank %d (pid %d on %s) called MPI_Abort with code %d%s%s", rank,
-		     rank >= 0 && rank < c->o->js->size ? (int)c->pids[rank] : -1, c->host, code,
-		     *msg ? ": " : "", msg);
+		boot_ctl_fail(c, ec, "rank %d (pid %d on %s) called MPI_Abort with code %d%s%s",
+		              rank, rank >= 0 && rank < c->o->js->size ? (int)c->pids[rank] : -1,
+		              a->host, code, *msg ? ": " : "", msg);
 		break;
 	}
 	case BOOT_MSG_PMI_ERROR: {
 		int rank = (int)core_r_u32(&r);
-		fail(c, 1, "rank %d on %s broke the PMI protocol: %s", rank, c->host,
-		     core_r_str(&r));
+		boot_ctl_fail(c, 1, "rank %d on %s broke the PMI protocol: %s", rank, a->host,
+		              core_r_str(&r));
 		break;
 	}
 	case BOOT_MSG_STDIN_ACK:
 		stdin_ack(c, core_r_u32(&r));
 		break;
+	case BOOT_MSG_FENCE_UP:
+		fence_up(a, &r);
+		break;
 	case BOOT_MSG_JOB_DONE:
-		c->done = 1;
-		core_ev_stop(c->ev);
+		if (!a->done) {
+			a->done = 1;
+			c->ndone++;
+		}
+		check_over(c);
 		break;
 	}
 }
 
-static void on_close(core_conn_t *conn, int err, void *arg)
+/* why without the peer text it begins with (the message names the peer already). */
+const char *boot_ctl_after_peer(const char *why, const char *peer)
 {
-	struct ctl *c = arg;
+	size_t n = strlen(peer);
 
-	if (!c->done) {
-		ctl_msg(c, "the agent on %s went away%s%s; job ended",
-		        c->host[0] ? c->host : "this host", err ? ": " : "",
-		        err ? strerror(err) : "");
+	return !strncmp(why, peer, n) && why[n] == ':' && why[n + 1] == ' ' ? why + n + 2 : why;
+}
+
+void boot_ctl_unreachable(struct agent *a, const char *why)
+{
+	boot_ctl_fail(
+	    a->c, CORE_EXIT_SYSTEM,
+	    "cannot reach the agent on %s: %s; is the universe up? ('lamkit nodes' shows it, "
+	    "'lamkit wipe' cleans up)",
+	    a->where, why);
+}
+
+static void on_close(boot_link_t *l, int err, const char *why, void *arg)
+{
+	struct agent *a = arg;
+	struct ctl *c = a->c;
+
+	if (a->done) {
+		agent_gone(a);
+		return;
+	}
+	if (!a->started) { /* the connection or its handshake failed */
+		boot_ctl_unreachable(a, boot_ctl_after_peer(why, a->where));
+	} else {
+		boot_ctl_msg(c, "the agent on %s went away%s%s; job ended", a->host,
+		             err ? ": " : "", err ? strerror(err) : "");
 		if (!c->failed)
 			c->exit_code = CORE_EXIT_SYSTEM;
 		c->failed = 1;
 	}
-	core_conn_destroy(c->agent);
-	c->agent = NULL;
-	core_ev_stop(c->ev);
+	agent_gone(a);
+	kill_job(c); /* the others' ranks cannot go on without these */
+	check_over(c);
 }
+
+/* Send the agent its part of the job. */
+void boot_ctl_start_agent(struct agent *a)
+{
+	struct ctl *c = a->c;
+	struct boot_jobspec js = *c->o->js;
+	struct core_wbuf w = {0};
+
+	if (c->placed) {
+		js.ranks = a->ranks;
+		js.nranks = a->nranks;
+		js.nagents = c->nag;
+		js.process_mapping = c->mapping;
+		js.universe_size = c->universe_size;
+		js.oversubscribed = a->nranks > (a->cpus < 1 ? 1 : a->cpus);
+	}
+	boot_jobspec_encode(&w, &js);
+	if (w.err || boot_link_send(a->link, BOOT_MSG_JOB_START, w.p, w.len, NULL, 0) < 0) {
+		boot_ctl_fail(c, CORE_EXIT_SYSTEM, "cannot send the job to the agent on %s: %s",
+		              a->host, strerror(w.err ? ENOMEM : errno));
+		core_w_free(&w);
+		return;
+	}
+	core_w_free(&w);
+	a->started = 1;
+	if (a == &c->ag[0] && c->o->singinit_fd < 0)
+		stdin_start(c);
+}
+
+static void on_ready(boot_link_t *l, void *arg)
+{
+	struct agent *a = arg;
+
+	if (a->c->killed)
+		agent_gone(a);
+	else
+		boot_ctl_start_agent(a);
+	check_over(a->c);
+}
+
+const struct boot_link_cbs boot_ctl_link_cbs = {
+    .on_ready = on_ready, .on_frame = on_frame, .on_close = on_close};
 
 static void on_grace(core_ev_t *ev, void *arg)
 {
 	struct ctl *c = arg;
 
 	c->grace_timer = 0;
-	ctl_msg(c, "ranks still running %d ms after the signal; killing them", c->o->kill_grace_ms);
+	boot_ctl_msg(c, "ranks still running %d ms after the signal; killing them",
+	             c->o->kill_grace_ms);
 	kill_job(c);
 }
 
@@ -318,17 +512,17 @@ static void on_signal(core_ev_t *ev, int signo, void *arg)
 			kill_job(c);
 			break;
 		}
-		send_u32(c, BOOT_MSG_SIGNAL, 1, &s);
+		send_all(c, BOOT_MSG_SIGNAL, 1, &s);
 		c->grace_timer = core_ev_timer(ev, c->o->kill_grace_ms, on_grace, c);
 		break;
 	case SIGTSTP:
-		send_u32(c, BOOT_MSG_SIGNAL, 1, &s);
-		if (c->agent)
-			core_conn_flush(c->agent, 1000);
+		send_all(c, BOOT_MSG_SIGNAL, 1, &s);
+		for (int i = 0; i < c->nag; i++)
+			boot_link_flush(c->ag[i].link, 1000);
 		raise(SIGSTOP); /* and stop ourselves, as a shell expects */
 		break;
 	default: /* SIGCONT, SIGUSR1, SIGUSR2 */
-		send_u32(c, BOOT_MSG_SIGNAL, 1, &s);
+		send_all(c, BOOT_MSG_SIGNAL, 1, &s);
 	}
 }
 
@@ -336,121 +530,65 @@ static void on_timeout(core_ev_t *ev, void *arg)
 {
 	struct ctl *c = arg;
 
-	fail(c, BOOT_EXIT_TIMEOUT, "job timed out after %d s; ranks killed", c->o->timeout_s);
+	boot_ctl_fail(c, BOOT_EXIT_TIMEOUT, "job timed out after %d s; ranks killed",
+	              c->o->timeout_s);
 }
 
-static pid_t fork_agent(const struct boot_run_opts *o, int *fd)
+int boot_ctl_init(struct ctl *c, const struct boot_run_opts *o, int nag)
 {
-	int sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return -1;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		char name[64];
-		close(sv[0]);
-		setsid(); /* terminal signals reach mpiexec only; it forwards them */
-		snprintf(name, sizeof name, "local-%d", (int)getpid());
-		struct boot_agent_opts ao = {
-		    .name = name, .singinit_fd = o->singinit_fd, .singinit_pid = o->singinit_pid};
-		core_progname = "lamkit agent";
-		int rc = boot_agent_run(sv[1], &ao);
-#ifdef LAMKIT_SANITIZE
-		exit(
-		    rc); /* let LeakSanitizer check the agent too (stdio was flushed before fork) */
-#else
-		_exit(rc);
-#endif
-	}
-	close(sv[1]);
-	if (o->singinit_fd >= 0)
-		close(o->singinit_fd);
-	*fd = sv[0];
-	return pid;
-}
-
-/* The agent exits once we hang up. Wait for it without polling (pidfd), at most 5 s, then
- * SIGKILL it: nothing of ours outlives mpiexec. */
-static void reap_agent(struct ctl *c)
-{
-	int st;
-
-	if (c->agent_pid <= 0)
-		return;
-	int pfd = (int)syscall(SYS_pidfd_open, c->agent_pid, 0);
-	int64_t end = core_now_ms() + 5000;
-	while (waitpid(c->agent_pid, &st, WNOHANG) == 0) {
-		int64_t left = end - core_now_ms();
-		if (left <= 0) {
-			kill(c->agent_pid, SIGKILL);
-			waitpid(c->agent_pid, &st, 0);
-			break;
-		}
-		if (pfd >= 0) {
-			struct pollfd p = {.fd = pfd, .events = POLLIN};
-			poll(&p, 1, (int)left);
-		} else {
-			usleep(1000); /* kernels before 5.3 have no pidfd */
-		}
-	}
-	if (pfd >= 0)
-		close(pfd);
-}
-
-int boot_run_local(const struct boot_run_opts *o)
-{
-	struct ctl c = {.o = o, .agent_pid = -1};
-	struct core_wbuf w = {0};
-	int fd;
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT, SIGUSR1, SIGUSR2};
 
-	snprintf(c.host, sizeof c.host, "%s", core_hostname());
-	c.ev = core_ev_create();
-	c.out = boot_outbuf_create(o->js->size, o->js->tag_output);
-	c.pids = calloc((size_t)o->js->size, sizeof *c.pids);
-	if (!c.ev || !c.out || !c.pids) {
-		ctl_msg(&c, "out of memory");
-		c.exit_code = CORE_EXIT_SYSTEM;
-		goto out;
+	memset(c, 0, sizeof *c);
+	c->o = o;
+	c->ev = core_ev_create();
+	c->out = boot_outbuf_create(o->js->size, o->js->tag_output);
+	c->pids = calloc((size_t)o->js->size, sizeof *c->pids);
+	c->ag = calloc((size_t)(nag > 0 ? nag : 1), sizeof *c->ag);
+	if (!c->ev || !c->out || !c->pids || !c->ag) {
+		boot_ctl_msg(c, "out of memory");
+		c->exit_code = CORE_EXIT_SYSTEM;
+		return -1;
+	}
+	c->nag = nag;
+	for (int i = 0; i < nag; i++) {
+		c->ag[i].c = c;
+		c->ag[i].pid = -1;
+		c->ag[i].fd = -1;
 	}
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		core_ev_signal(c.ev, sigs[i], on_signal, &c);
+		core_ev_signal(c->ev, sigs[i], on_signal, c);
 	signal(SIGPIPE, SIG_IGN);
-	c.agent_pid = fork_agent(o, &fd);
-	if (c.agent_pid < 0) {
-		ctl_msg(&c, "cannot start the local agent: %s", strerror(errno));
-		c.exit_code = CORE_EXIT_SYSTEM;
-		goto out;
+	return 0;
+}
+
+void boot_ctl_loop(struct ctl *c)
+{
+	if (c->o->timeout_s > 0)
+		core_ev_timer(c->ev, (int64_t)c->o->timeout_s * 1000, on_timeout, c);
+	if (c->ndone < c->nag)
+		core_ev_run(c->ev);
+	boot_outbuf_flush_all(c->out);
+	if (c->why[0])
+		boot_ctl_msg(c, "%s", c->why);
+}
+
+int boot_ctl_end(struct ctl *c)
+{
+	stdin_stop(c);
+	for (int i = 0; c->ag && i < c->nag; i++) {
+		boot_link_destroy(c->ag[i].link);
+		c->ag[i].link = NULL;
+		if (c->ag[i].fd >= 0)
+			close(c->ag[i].fd);
 	}
-	c.agent = core_conn_create(c.ev, fd, on_frame, on_close, &c);
-	if (!c.agent) {
-		close(fd);
-		c.exit_code = CORE_EXIT_SYSTEM;
-		goto out;
-	}
-	boot_jobspec_encode(&w, o->js);
-	core_conn_send(c.agent, BOOT_MSG_JOB_START, w.p, w.len, NULL, 0);
-	core_w_free(&w);
-	if (o->singinit_fd < 0)
-		stdin_start(&c);
-	if (o->timeout_s > 0)
-		core_ev_timer(c.ev, (int64_t)o->timeout_s * 1000, on_timeout, &c);
-	core_ev_run(c.ev);
-	boot_outbuf_flush_all(c.out);
-	if (c.why[0])
-		ctl_msg(&c, "%s", c.why);
-out:
-	stdin_stop(&c);
-	core_conn_destroy(c.agent);
-	reap_agent(&c);
-	boot_outbuf_destroy(c.out);
-	free(c.pids);
-	core_ev_destroy(c.ev);
-	return c.exit_code;
+	boot_ctl_reap_agents(c);
+	for (int i = 0; c->ag && i < c->nag; i++)
+		free(c->ag[i].ranks);
+	free(c->ag);
+	free(c->mapping);
+	free(c->kvs);
+	boot_outbuf_destroy(c->out);
+	free(c->pids);
+	core_ev_destroy(c->ev);
+	return c->exit_code;
 }

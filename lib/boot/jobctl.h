@@ -1,10 +1,13 @@
 /* lib/boot/jobctl.h: the job controller inside mpiexec: starts the job on its agents, prints
- * the ranks' output line by line, feeds stdin to rank 0, forwards signals, and decides the
- * job's exit status (the first failure's). */
+ * the ranks' output line by line, feeds stdin to rank 0, forwards signals, completes the PMI
+ * fences of jobs spread over several agents, and decides the job's exit status (the first
+ * failure's). */
 #ifndef LAMKIT_BOOT_JOBCTL_H
 #define LAMKIT_BOOT_JOBCTL_H
 
+#include "place.h"
 #include "proto.h"
+#include "universe.h"
 
 #include <sys/types.h>
 
@@ -14,16 +17,43 @@
 #define BOOT_EXIT_NOTFOUND 127
 #define BOOT_EXIT_NOEXEC   126
 
+/* How long mpiexec waits for an agent's connection and handshake. */
+#define BOOT_AGENT_CONNECT_MS 5000
+/* How long mpiexec waits for the agents' JOB_DONE after it sent KILL. */
+#define BOOT_AGENT_KILL_MS 10000
+
 struct boot_run_opts {
-	struct boot_jobspec *js; /* ranks/nagents filled for one local agent */
-	int timeout_s;           /* 0 = none */
-	int kill_grace_ms;       /* after forwarding SIGINT/TERM/HUP, SIGKILL after this */
+	/* The job. boot_run_local sends it as it is (ranks/nagents for one agent); the others
+	 * place its size ranks and send each agent its own ranks, nagents, process_mapping,
+	 * universe_size and oversubscribed. */
+	struct boot_jobspec *js;
+	int timeout_s;     /* 0 = none */
+	int kill_grace_ms; /* after forwarding SIGINT/TERM/HUP, SIGKILL after this */
 	int verbose;
-	int singinit_fd; /* >= 0: adopt this singleton's PMI socket as rank 0 */
+	int singinit_fd; /* >= 0: adopt this singleton's PMI socket as rank 0 (local only) */
 	pid_t singinit_pid;
 };
 
-/* Run the job on a transient local agent (forked from us). Returns the exit status. */
+/* Run the job on one transient local agent (forked from us). Returns the exit status. */
 int boot_run_local(const struct boot_run_opts *o);
+
+/* Run the job on the agents of a booted universe: place the ranks over its nodes, connect to
+ * each node used (secure links, in parallel, BOOT_AGENT_CONNECT_MS each) and start its part.
+ * A node that cannot be reached ends the job with 111; a placement error (unknown -hosts
+ * entry, no schedulable node) returns 100 before anything starts. Returns the exit status. */
+int boot_run_universe(const struct boot_run_opts *o, const struct boot_universe *u,
+                      const struct boot_place_opts *p);
+
+/* The nodes of a universe as placement sees them (pointing into u). malloc'd; free(). */
+struct boot_place_node *boot_universe_place_nodes(const struct boot_universe *u);
+/* The nodes --local-agents k[:slots] stands for: "<hostname>:1".."<hostname>:k" with slots
+ * each (<= 0: this host's CPU count). One malloc'd block (names included); free(). */
+struct boot_place_node *boot_local_agent_nodes(int k, int slots);
+
+/* Testing aid (mpiexec --local-agents K[:S]): fork k transient local agents, treat them as
+ * nodes "<hostname>:1".."<hostname>:k" of slots each (<= 0: this host's CPU count), and run
+ * the job across them as boot_run_universe would (plain socketpair links). */
+int boot_run_local_agents(const struct boot_run_opts *o, int k, int slots,
+                          const struct boot_place_opts *p);
 
 #endif

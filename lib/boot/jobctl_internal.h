@@ -1,0 +1,76 @@
+/* lib/boot/jobctl_internal.h: the job controller's state, shared by jobctl.c (frames, stdin,
+ * fences, signals, the failure policy) and jobctl_run.c (forking, placing, connecting). */
+#ifndef LAMKIT_BOOT_JOBCTL_INTERNAL_H
+#define LAMKIT_BOOT_JOBCTL_INTERNAL_H
+
+#include "jobctl.h"
+#include "link.h"
+#include "outbuf.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ctl;
+
+struct agent {
+	struct ctl *c;
+	boot_link_t *link;
+	char host[256];  /* the node, as messages name it */
+	char where[400]; /* "host (addr:port)" for connection messages */
+	int node;        /* index in the node list placed over */
+	int *ranks;      /* the ranks it runs (placed jobs) */
+	int nranks, cpus;
+	pid_t pid; /* a forked local agent, else -1 */
+	int fd;    /* its socket until the link wraps it */
+	int started, done, fence_up;
+};
+
+struct ctl {
+	const struct boot_run_opts *o;
+	core_ev_t *ev;
+	boot_outbuf_t *out;
+	pid_t *pids; /* by rank */
+	struct agent *ag;
+	int nag, ndone;
+	int placed;          /* each agent gets its own ranks; else o->js goes as it is */
+	int host_from_hello; /* one local agent: name its host as it does */
+	char *mapping;
+	int universe_size;
+	int exit_code, failed, killed;
+	char why[1024]; /* the first failure, printed when the job is over */
+	int64_t grace_timer, kill_timer;
+	/* stdin, to the agent of rank 0 (ag[0]) */
+	int stdin_on, stdin_file;
+	int64_t pump_timer;
+	size_t inflight;
+	/* the fence of a job over several agents */
+	uint32_t epoch; /* the last one completed */
+	int nup;
+	char *kvs;
+	size_t kvslen, kvscap;
+};
+
+/* One line "lamkit mpiexec: ..." on stderr. */
+void boot_ctl_msg(struct ctl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first failure decides the exit status, is said last, and ends the job (KILL). */
+void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The agent's connection or handshake failed: the job ends with 111 and one line. */
+void boot_ctl_unreachable(struct agent *a, const char *why);
+/* why without the peer text it begins with (followed by ": "). */
+const char *boot_ctl_after_peer(const char *why, const char *peer);
+/* Send the agent its part of the job (once its link is ready). */
+void boot_ctl_start_agent(struct agent *a);
+/* The callbacks of every agent link (arg = the struct agent). */
+extern const struct boot_link_cbs boot_ctl_link_cbs;
+
+/* Set up the loop, output, signals and nag empty agents. 0, or -1 (said; exit_code set). */
+int boot_ctl_init(struct ctl *c, const struct boot_run_opts *o, int nag);
+/* Run until every agent is done, then print what is left and the failure. */
+void boot_ctl_loop(struct ctl *c);
+/* Hang up, reap forked agents, free. Returns the exit status. */
+int boot_ctl_end(struct ctl *c);
+/* Wait for the forked agents (at most 5 s in all, then SIGKILL). */
+void boot_ctl_reap_agents(struct ctl *c);
+
+#endif
