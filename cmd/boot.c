@@ -111,7 +111,7 @@ static int node_from_lua(lua_State *L, struct boot_unode *n, char ***kvp)
 }
 
 /* Print the failures of a result (at index res). Returns their number. */
-static int report_failures(lua_State *L, int res, const char *what, char *first, size_t flen)
+static int report_failures(lua_State *L, int res, char *first, size_t flen)
 {
 	int nfail = 0;
 
@@ -133,7 +133,6 @@ static int report_failures(lua_State *L, int res, const char *what, char *first,
 		nfail++;
 	}
 	lua_pop(L, 1);
-	(void)what;
 	return nfail;
 }
 
@@ -167,14 +166,6 @@ static void collect_up(struct bootlua *b, int res, struct boot_universe *u, int 
 		core_strv_free(kv, nkv);
 		lua_pop(L, 2);
 	}
-}
-
-static double num_field(lua_State *L, int idx, const char *f)
-{
-	lua_getfield(L, idx, f);
-	double v = lua_tonumber(L, -1);
-	lua_pop(L, 1);
-	return v;
 }
 
 static const char *str_field(lua_State *L, int idx, const char *f)
@@ -237,7 +228,7 @@ int cmd_boot(int argc, char **argv)
 	}
 	lua_State *L = b.L;
 	int res = lua_gettop(L);
-	int nfail = report_failures(L, res, "boot", first, sizeof first);
+	int nfail = report_failures(L, res, first, sizeof first);
 	lua_getfield(L, res, "nodes");
 	int total = (int)luaL_len(L, -1);
 	lua_pop(L, 1);
@@ -270,7 +261,6 @@ int cmd_boot(int argc, char **argv)
 	printf("lamkit boot: %d of %d node(s) up in %.2f s (%s, %s)%s\n", u.nnodes, total,
 	       (double)(core_now_ms() - t0) / 1000, module, alg,
 	       nfail ? "; see the failures above" : "");
-	(void)num_field;
 	bootlua_close(&b);
 	boot_universe_free(&u);
 	return nfail ? 1 : 0;
@@ -325,7 +315,7 @@ int cmd_grow(int argc, char **argv)
 		return 1;
 	}
 	int res = lua_gettop(b.L);
-	if (report_failures(b.L, res, "grow", first, sizeof first)) {
+	if (report_failures(b.L, res, first, sizeof first)) {
 		fprintf(stderr, "lamkit grow: %s did not come up: %s\n", o.schema, first);
 		boot_srv_abort(b.srv);
 		bootlua_close(&b);
