@@ -257,6 +257,10 @@ static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t le
 	}
 	uint32_t id = core_r_u32(&r);
 	boot_job_t *j = find_job(ag, id);
+	if (j && type == BOOT_MSG_FENCE_UP && boot_job_ctl(j) != l) { /* a child agent's */
+		boot_job_fence_child(j, l, &r);
+		return;
+	}
 	if (!j || boot_job_ctl(j) != l) {
 		core_log(CORE_LOG_DEBUG, "agent: frame %u for unknown job %u", type, id);
 		return;
@@ -273,9 +277,11 @@ static void on_ctl_close(boot_link_t *l, int err, const char *why, void *arg)
 
 	core_log(err ? CORE_LOG_ERROR : CORE_LOG_DEBUG, "agent: %s", why);
 	/* the controller is gone: nobody will collect its jobs' output or decide; end them */
-	for (int i = 0; i < ag->njobs; i++)
+	for (int i = 0; i < ag->njobs; i++) {
+		boot_job_forget_link(ag->jobs[i], l);
 		if (boot_job_ctl(ag->jobs[i]) == l)
 			boot_job_orphan(ag->jobs[i]);
+	}
 	ctl_remove(ag, l);
 	if (!ag->uopts)
 		ag->stopping = 1; /* transient: the one controller is all we serve */

@@ -74,6 +74,10 @@ int boot_job_reaped(boot_job_t *j, pid_t pid, int status);
 void boot_job_kill(boot_job_t *j);
 /* The job's controller is gone: kill it and send nothing more. */
 void boot_job_orphan(boot_job_t *j);
+/* A child agent's FENCE_UP (after the jobid) arrived on link from (the job's fence tree). */
+void boot_job_fence_child(boot_job_t *j, boot_link_t *from, struct core_rbuf *r);
+/* Link l is going away: forget it as a fence child. */
+void boot_job_forget_link(boot_job_t *j, boot_link_t *l);
 /* Controller output queue drained: resume reading ranks' output. */
 void boot_job_resume_output(boot_job_t *j);
 /* Whether the job finished (all ranks reaped, streams closed, DONE sent). */

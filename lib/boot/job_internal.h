@@ -44,13 +44,19 @@ struct boot_job {
 	struct anon *anons; /* PMI_PORT connections not yet identified (job_pmi.c) */
 	uint32_t fence_epoch;
 	int64_t fence_timer;
-	char ***app_env;        /* per app: the environment all its ranks share */
-	int *app_ompi;          /* per app: 1 = built with Open MPI (gets its environment) */
-	int ompi;               /* program built with Open MPI */
-	int devnull;            /* stdin of ranks other than 0 */
-	char **exe_paths;       /* per app: the executable, resolved once */
-	struct core_wbuf procs; /* "pid starttime rank" lines, written once after starting */
-	char pmi_lib[4300];     /* libpmi.so written for Open MPI programs */
+	/* the fence tree among the job's agents (js.fence_parent / js.fence_children) */
+	boot_link_t *fence_up;      /* to the parent agent, NULL at the root */
+	struct core_wbuf fence_acc; /* this epoch's deltas: ours and our children's */
+	struct core_wbuf up_wait;   /* a FENCE_UP waiting for the parent link's handshake */
+	boot_link_t **fence_kids;   /* children that sent this epoch's FENCE_UP */
+	int nkids, fence_in;        /* fence_in: our own ranks are in this epoch's fence */
+	char ***app_env;            /* per app: the environment all its ranks share */
+	int *app_ompi;              /* per app: 1 = built with Open MPI (gets its environment) */
+	int ompi;                   /* program built with Open MPI */
+	int devnull;                /* stdin of ranks other than 0 */
+	char **exe_paths;           /* per app: the executable, resolved once */
+	struct core_wbuf procs;     /* "pid starttime rank" lines, written once after starting */
+	char pmi_lib[4300];         /* libpmi.so written for Open MPI programs */
 };
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
@@ -64,6 +70,7 @@ int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errl
 /* The rank exited: drain its PMI socket, settle r->pmi_state, close the channel. */
 void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r);
 void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r);
+
 void boot_job_pmi_destroy(boot_job_t *j);
 
 /* job_env.c: the environment of one rank; NULL-terminated, malloc'd. */

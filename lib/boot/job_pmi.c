@@ -37,11 +37,167 @@ static void fence_local(core_ev_t *ev, void *arg)
 	pmi_server_fence_done(j->pmi, NULL, 0);
 }
 
+/* {==== the fence tree: children's deltas merge here, go up, and the root's answer comes
+ * down the same links; no agent and no controller ever holds more than one level */
+
+static int tree_mode(const boot_job_t *j)
+{
+	return j->js.nagents > 1 &&
+	       ((j->js.fence_parent && *j->js.fence_parent) || j->js.fence_children > 0);
+}
+
+static void send_down(boot_job_t *j, const char *p, size_t n)
+{
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, j->fence_epoch);
+	for (int i = 0; i < j->nkids; i++)
+		if (j->fence_kids[i])
+			boot_link_send(j->fence_kids[i], BOOT_MSG_FENCE_DOWN, w.p, w.len, p, n);
+	core_w_free(&w);
+	j->nkids = 0;
+}
+
+static void tree_lost(boot_job_t *j, const char *why)
+{
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)(j->nranks ? j->r[0].rank : 0));
+	core_w_str(&w, why);
+	boot_job_send(j, BOOT_MSG_PMI_ERROR, &w, NULL, 0);
+	core_w_free(&w);
+}
+
+static void up_ready(boot_link_t *l, void *arg)
+{
+	boot_job_t *j = arg;
+
+	if (j->up_wait.len)
+		boot_link_send(l, BOOT_MSG_FENCE_UP, j->up_wait.p, j->up_wait.len, NULL, 0);
+	core_w_free(&j->up_wait);
+}
+
+static void up_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
+{
+	boot_job_t *j = arg;
+	struct core_rbuf r = {.p = d, .len = len};
+
+	if (type != BOOT_MSG_FENCE_DOWN || core_r_u32(&r) != j->js.jobid)
+		return;
+	boot_job_fence_down(j, &r);
+}
+
+static void up_close(boot_link_t *l, int err, const char *why, void *arg)
+{
+	boot_job_t *j = arg;
+	char msg[600];
+
+	boot_link_destroy(l);
+	j->fence_up = NULL;
+	if (j->killed || j->nalive == 0)
+		return;
+	snprintf(msg, sizeof msg, "lost the fence tree's parent agent: %s", why);
+	core_log(CORE_LOG_ERROR, "agent: job %u: %s", j->js.jobid, msg);
+	tree_lost(j, msg);
+}
+
+static const struct boot_link_cbs up_cbs = {
+    .on_ready = up_ready, .on_frame = up_frame, .on_close = up_close};
+
+/* Connect to the parent agent at job start, so the link is ready by the first fence. */
+static int tree_connect(boot_job_t *j, char *err, size_t errlen)
+{
+	char addr[80];
+	const char *colon = strrchr(j->js.fence_parent, ':');
+
+	if (!j->ag->uopts || !colon || colon == j->js.fence_parent)
+		return core_errprintf(err, errlen, "fence parent '%s' unusable here",
+		                      j->js.fence_parent);
+	snprintf(addr, sizeof addr, "%.*s", (int)(colon - j->js.fence_parent), j->js.fence_parent);
+	int fd = boot_tcp_connect(addr, atoi(colon + 1), err, errlen);
+	if (fd < 0)
+		return -1;
+	j->fence_up = boot_link_secure(j->ag->ev, fd, 1, j->ag->uopts->key, j->js.fence_parent,
+	                               10000, &up_cbs, j);
+	if (!j->fence_up) {
+		close(fd);
+		return core_errprintf(err, errlen, "fence parent: %s", strerror(errno));
+	}
+	return 0;
+}
+
+/* Our ranks and every child are in: merge upward, or at the root answer everyone. */
+static void tree_try(boot_job_t *j)
+{
+	if (!j->fence_in || j->nkids < j->js.fence_children)
+		return;
+	j->fence_in = 0;
+	struct core_wbuf acc = j->fence_acc;
+	memset(&j->fence_acc, 0, sizeof j->fence_acc);
+	if (!j->js.fence_parent || !*j->js.fence_parent) {
+		send_down(j, acc.p, acc.len);
+		if (pmi_server_fence_done(j->pmi, acc.p, acc.len) < 0)
+			core_log(CORE_LOG_ERROR, "agent: job %u: malformed fence data",
+			         j->js.jobid);
+	} else {
+		struct core_wbuf w = {0};
+		core_w_u32(&w, j->js.jobid);
+		core_w_u32(&w, j->fence_epoch);
+		core_w_bytes(&w, acc.p, acc.len);
+		if (j->fence_up && boot_link_ready(j->fence_up))
+			boot_link_send(j->fence_up, BOOT_MSG_FENCE_UP, w.p, w.len, NULL, 0);
+		else if (j->fence_up)
+			j->up_wait = w, w = (struct core_wbuf){0};
+		else
+			tree_lost(j, "no link to the fence tree's parent agent");
+		core_w_free(&w);
+	}
+	core_w_free(&acc);
+}
+
+void boot_job_fence_child(boot_job_t *j, boot_link_t *from, struct core_rbuf *r)
+{
+	uint32_t epoch = core_r_u32(r);
+	size_t n = r->len - r->off;
+	const char *p = core_r_bytes(r, n);
+
+	if (r->err || !tree_mode(j) || epoch != j->fence_epoch + (j->fence_in ? 0u : 1u) ||
+	    j->nkids >= j->js.fence_children) {
+		core_log(CORE_LOG_ERROR, "agent: job %u: unexpected fence contribution (epoch %u)",
+		         j->js.jobid, epoch);
+		return;
+	}
+	boot_link_t **nk = realloc(j->fence_kids, (size_t)(j->nkids + 1) * sizeof *nk);
+	if (!nk)
+		return;
+	j->fence_kids = nk;
+	j->fence_kids[j->nkids++] = from;
+	core_w_bytes(&j->fence_acc, p, n);
+	tree_try(j);
+}
+
+void boot_job_forget_link(boot_job_t *j, boot_link_t *l)
+{
+	for (int i = 0; i < j->nkids; i++)
+		if (j->fence_kids[i] == l)
+			j->fence_kids[i] = NULL;
+}
+
+/* ====} */
+
 static void op_fence(void *arg, const char *delta, size_t len)
 {
 	boot_job_t *j = arg;
 
 	j->fence_epoch++;
+	if (tree_mode(j)) {
+		core_w_bytes(&j->fence_acc, delta, len);
+		j->fence_in = 1;
+		tree_try(j);
+		return;
+	}
 	if (j->js.nagents <= 1) {
 		/* every rank is ours: the KVS is complete; answer from the loop, not re-entrantly
 		 */
@@ -66,6 +222,7 @@ void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r)
 		         epoch, j->fence_epoch);
 		return;
 	}
+	send_down(j, p, n); /* our children in the fence tree, if any */
 	if (pmi_server_fence_done(j->pmi, p, n) < 0)
 		core_log(CORE_LOG_ERROR, "agent: job %u: malformed fence data", j->js.jobid);
 }
@@ -321,6 +478,9 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 		return core_errprintf(err, errlen, "PMI server: %s", strerror(errno));
 	if (j->js.pmi_port && listen_port(j, err, errlen) < 0)
 		return -1;
+	if (tree_mode(j) && j->js.fence_parent && *j->js.fence_parent &&
+	    tree_connect(j, err, errlen) < 0)
+		return -1;
 	return 0;
 }
 
@@ -344,4 +504,10 @@ void boot_job_pmi_destroy(boot_job_t *j)
 		core_ev_timer_cancel(j->ag->ev, j->fence_timer);
 	pmi_server_destroy(j->pmi);
 	j->pmi = NULL;
+	boot_link_destroy(j->fence_up);
+	j->fence_up = NULL;
+	core_w_free(&j->fence_acc);
+	core_w_free(&j->up_wait);
+	free(j->fence_kids);
+	j->fence_kids = NULL;
 }

@@ -454,6 +454,8 @@ void boot_ctl_start_agent(struct agent *a)
 		js.ranks = a->ranks;
 		js.nranks = a->nranks;
 		js.nagents = c->nag;
+		js.fence_parent = a->fence_parent;
+		js.fence_children = a->fence_children;
 		js.process_mapping = c->mapping;
 		js.universe_size = c->universe_size;
 		js.oversubscribed = a->nranks > (a->cpus < 1 ? 1 : a->cpus);

@@ -12,6 +12,8 @@
 
 struct ctl;
 
+#define BOOT_FENCE_FANOUT 4 /* children per agent in a job's fence tree */
+
 struct agent {
 	struct ctl *c;
 	boot_link_t *link;
@@ -23,6 +25,8 @@ struct agent {
 	pid_t pid; /* a forked local agent, else -1 */
 	int fd;    /* its socket until the link wraps it */
 	int started, done, fence_up;
+	char fence_parent[80]; /* universe jobs: "addr:port" of its parent in the fence tree */
+	int fence_children;
 };
 
 struct ctl {

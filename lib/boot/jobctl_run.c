@@ -273,6 +273,19 @@ static int run_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes,
 		}
 		start_local(c);
 	}
+	/* universe jobs fence over a k-ary tree of their agents (position 0 = rank 0's agent is
+	 * the root): no central merge, the controller sees no FENCE_UP */
+	for (int i = 0; u && c->nag > 1 && i < c->nag; i++) {
+		struct agent *a = &c->ag[i];
+		if (i > 0) {
+			const struct boot_unode *pn =
+			    &u->nodes[c->ag[(i - 1) / BOOT_FENCE_FANOUT].node];
+			snprintf(a->fence_parent, sizeof a->fence_parent, "%s:%d", pn->addr,
+			         pn->port);
+		}
+		for (int k = 1; k <= BOOT_FENCE_FANOUT; k++)
+			a->fence_children += BOOT_FENCE_FANOUT * i + k < c->nag;
+	}
 	/* connect to every node at once; each link starts its part when it is ready */
 	for (int i = 0; u && i < c->nag && !c->killed; i++) {
 		struct agent *a = &c->ag[i];

@@ -41,6 +41,8 @@ void boot_jobspec_encode(struct core_wbuf *w, const struct boot_jobspec *js)
 	for (int i = 0; i < js->nranks; i++)
 		core_w_u32(w, (uint32_t)js->ranks[i]);
 	core_w_u32(w, (uint32_t)js->nagents);
+	core_w_str(w, js->fence_parent ? js->fence_parent : "");
+	core_w_u32(w, (uint32_t)js->fence_children);
 }
 
 static char *r_dup(struct core_rbuf *r)
@@ -123,6 +125,8 @@ int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len)
 	for (int i = 0; i < js->nranks && !r.err; i++)
 		js->ranks[i] = r_int(&r, js->size - 1);
 	js->nagents = r_int(&r, 1 << 20);
+	js->fence_parent = r_dup(&r);
+	js->fence_children = r_int(&r, 1 << 20);
 	if (r.err || js->size < 1 || js->napps < 1 || r.off != r.len) {
 		boot_jobspec_free(js);
 		errno = EINVAL;
@@ -137,6 +141,7 @@ void boot_jobspec_free(struct boot_jobspec *js)
 		return;
 	free(js->kvsname);
 	free(js->wdir);
+	free(js->fence_parent);
 	core_strv_free(js->env, js->nenv);
 	for (int a = 0; js->apps && a < js->napps; a++) {
 		free(js->apps[a].exe);

@@ -79,6 +79,11 @@ struct boot_jobspec {
 	int *ranks;            /* ranks this agent runs */
 	int nranks;
 	int nagents; /* agents the job spans: 1 = the fence completes locally */
+	/* the fence tree among the job's agents (universe jobs): where this agent sends its
+	 * merged FENCE_UP ("addr:port", "" = it is the root or the controller merges), and how
+	 * many child agents send theirs to it. Both empty/0: FENCE_UP goes to the controller. */
+	char *fence_parent;
+	int fence_children;
 	int *clique; /* unused on the wire; filled per agent */
 };
 

@@ -66,6 +66,30 @@ like "$out" "no universe is running" "and says so"
 out=$(lk nodes 2>&1); rc=$?
 is "$rc" 1 "nodes with no universe fails"
 
+# a job's PMI fence runs over a tree of its agents (fan-out 4): agent 6 reports to agent 2
+printf 'boot = "local"\nfor i = 1, 6 do node("t" .. i) { cpu = 1 } end\n' >"$T/six.lua"
+lk boot six.lua >/dev/null 2>&1; is $? 0 "boot 6 fake nodes"
+mine+=($(agent_pids))
+(cd "$T" && exec timeout 30 "$LAMKIT" mpiexec -n 6 sleep 3 >/dev/null 2>&1) &
+job=$!
+mine+=($job)
+p6=$(awk '$1 == "node" && $2 == 6 { print $8 }' "$U")
+port2=$(awk '$1 == "node" && $2 == 2 { print $5 }' "$U")
+port1=$(awk '$1 == "node" && $2 == 1 { print $5 }' "$U")
+tree=0 star=0
+for _ in $(seq 40); do
+	conns=$(ss -tnpH state established 2>/dev/null | grep "pid=$p6,")
+	printf '%s\n' "$conns" | grep -q ":$port2 " && tree=1
+	printf '%s\n' "$conns" | grep -q ":$port1 " && star=1
+	[ $tree = 1 ] && break
+	sleep 0.05
+done
+is "$tree$star" 10 "agent 6 holds a fence link to agent 2 (its tree parent), none to agent 1"
+out=$(lkx -n 6 "$MPI_BIN/mpich/ring" 2>&1); rc=$?
+[ -x "$MPI_BIN/mpich/ring" ] && { is "$rc" 0 "MPICH ring over 6 agents fences through the tree"; like "$out" "ring: OK" "ring output"; }
+wait $job
+lk halt >/dev/null 2>&1; is $? 0 "halt the six"
+
 # a bad schema: one line naming file:line, nothing started
 printf 'boot = "local"\nnode "a" { cpu = 2 }\nnode "b" { cpu = 0 }\n' >"$T/bad.lua"
 out=$(lk boot bad.lua 2>&1); rc=$?
