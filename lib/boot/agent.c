@@ -29,6 +29,48 @@ struct ulaunch {
 	uint32_t node;
 };
 
+/* A child agent's FENCE_UP can overtake our own JOB_START (different connections). */
+struct early {
+	uint32_t jobid;
+	boot_link_t *from;
+	char *data; /* the frame after the jobid */
+	size_t len;
+};
+
+static void early_keep(boot_agent_t *ag, uint32_t jobid, boot_link_t *from, struct core_rbuf *r)
+{
+	size_t n = r->len - r->off;
+	struct early *ne = realloc(ag->early, (size_t)(ag->nearly + 1) * sizeof *ne);
+	char *d = malloc(n + 1);
+
+	if (!ne || !d || ag->nearly >= 4096) {
+		free(d);
+		if (ne)
+			ag->early = ne;
+		return;
+	}
+	memcpy(d, r->p + r->off, n);
+	ag->early = ne;
+	ag->early[ag->nearly++] = (struct early){.jobid = jobid, .from = from, .data = d, .len = n};
+}
+
+/* Replay what came early for job j (just started); drop what came from link `gone`. */
+static void early_replay(boot_agent_t *ag, boot_job_t *j, boot_link_t *gone)
+{
+	for (int i = 0; i < ag->nearly;) {
+		struct early *e = &ag->early[i];
+		if (j && e->jobid == boot_job_id(j)) {
+			struct core_rbuf r = {.p = e->data, .len = e->len};
+			boot_job_fence_child(j, e->from, &r);
+		} else if (!gone || e->from != gone) {
+			i++;
+			continue;
+		}
+		free(e->data);
+		ag->early[i] = ag->early[--ag->nearly];
+	}
+}
+
 static boot_job_t *find_job(boot_agent_t *ag, uint32_t id)
 {
 	for (int i = 0; i < ag->njobs; i++)
@@ -235,8 +277,10 @@ static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t le
 		}
 		ag->jobs = nj;
 		boot_job_t *j = boot_job_start(ag, &js, l);
-		if (j)
+		if (j) {
 			ag->jobs[ag->njobs++] = j;
+			early_replay(ag, j, NULL);
+		}
 		maybe_stop(ag);
 		return;
 	}
@@ -257,8 +301,11 @@ static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t le
 	}
 	uint32_t id = core_r_u32(&r);
 	boot_job_t *j = find_job(ag, id);
-	if (j && type == BOOT_MSG_FENCE_UP && boot_job_ctl(j) != l) { /* a child agent's */
-		boot_job_fence_child(j, l, &r);
+	if (type == BOOT_MSG_FENCE_UP && (!j || boot_job_ctl(j) != l)) { /* a child agent's */
+		if (j)
+			boot_job_fence_child(j, l, &r);
+		else if (!r.err && ag->uopts)
+			early_keep(ag, id, l, &r);
 		return;
 	}
 	if (!j || boot_job_ctl(j) != l) {
@@ -282,6 +329,7 @@ static void on_ctl_close(boot_link_t *l, int err, const char *why, void *arg)
 		if (boot_job_ctl(ag->jobs[i]) == l)
 			boot_job_orphan(ag->jobs[i]);
 	}
+	early_replay(ag, NULL, l);
 	ctl_remove(ag, l);
 	if (!ag->uopts)
 		ag->stopping = 1; /* transient: the one controller is all we serve */
@@ -444,6 +492,9 @@ static void agent_teardown(boot_agent_t *ag)
 	for (int i = 0; i < ag->nlaunches; i++)
 		boot_launch_free(ag->launches[i].l, 1);
 	free(ag->launches);
+	for (int i = 0; i < ag->nearly; i++)
+		free(ag->early[i].data);
+	free(ag->early);
 	remove_agent_record(ag);
 	char log[sizeof ag->root + 8];
 	snprintf(log, sizeof log, "%s/log", ag->root);

@@ -43,6 +43,7 @@ int boot_agent_serve(const struct boot_agent_uopts *o);
 /* {==== used between agent.c and job.c */
 struct ctlr;
 struct ulaunch;
+struct early;
 struct boot_agent {
 	core_ev_t *ev;
 	char root[4096]; /* session dir of this agent */
@@ -58,6 +59,8 @@ struct boot_agent {
 	int64_t started_ms;
 	struct ulaunch *launches; /* child agents being started for the launch tree */
 	int nlaunches;
+	struct early *early; /* fence contributions for jobs whose JOB_START is still on its way */
+	int nearly;
 };
 
 /* A job may have finished: look again from the loop (not from inside the job's callback). */
