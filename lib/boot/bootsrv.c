@@ -80,8 +80,11 @@ static void push_event(boot_srv_t *s, int index, int ok, const char *stage, int 
 	if (s->nq == s->qcap) {
 		int cap = s->qcap ? s->qcap * 2 : 16;
 		struct event *q = realloc(s->q, (size_t)cap * sizeof *q);
-		if (!q)
+		if (!q) { /* the node then ends by its timeout, named as such */
+			core_log(CORE_LOG_ERROR, "out of memory recording the event of node %d",
+			         index);
 			return;
+		}
 		s->q = q;
 		s->qcap = cap;
 	}
@@ -611,6 +614,15 @@ static void set_i(lua_State *L, const char *k, lua_Integer v)
 	lua_setfield(L, -2, k);
 }
 
+/* Run the loop for at most ms (0: one pass), or until an event stops it. */
+static void run_for(boot_srv_t *s, int64_t ms)
+{
+	int64_t tm = core_ev_timer(s->ev, ms, on_wait_timer, s);
+
+	core_ev_run(s->ev);
+	core_ev_timer_cancel(s->ev, tm);
+}
+
 static int ctx_wait(lua_State *L)
 {
 	boot_srv_t *s = ctx_srv(L);
@@ -618,15 +630,8 @@ static int ctx_wait(lua_State *L)
 
 	if (!(t >= 0) || t > 1e6)
 		return luaL_error(L, "ctx:wait: timeout must be a finite number >= 0");
-	if (s->nq == 0 && t > 0) {
-		int64_t tm = core_ev_timer(s->ev, (int64_t)(t * 1000 + 0.999), on_wait_timer, s);
-		core_ev_run(s->ev);
-		core_ev_timer_cancel(s->ev, tm);
-	} else if (s->nq == 0) {
-		int64_t tm = core_ev_timer(s->ev, 0, on_wait_timer, s);
-		core_ev_run(s->ev);
-		core_ev_timer_cancel(s->ev, tm);
-	}
+	if (s->nq == 0)
+		run_for(s, (int64_t)(t * 1000 + 0.999));
 	if (s->nq == 0) {
 		lua_pushnil(L);
 		return 1;
@@ -773,11 +778,8 @@ static void run_until(boot_srv_t *s, int (*cond)(boot_srv_t *), int ms)
 {
 	int64_t end = core_now_ms() + ms;
 
-	while (!cond(s) && core_now_ms() < end) {
-		int64_t tm = core_ev_timer(s->ev, 20, on_wait_timer, s);
-		core_ev_run(s->ev);
-		core_ev_timer_cancel(s->ev, tm);
-	}
+	while (!cond(s) && core_now_ms() < end)
+		run_for(s, 20);
 }
 
 static int no_links(boot_srv_t *s)
