@@ -276,11 +276,8 @@ int cmd_grow(int argc, char **argv)
 
 	if (rc)
 		return rc;
-	int have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
-	if (have) {
-		fprintf(stderr, "lamkit grow: %s\n", err);
+	if (bootlua_need_universe("grow", &u, path, sizeof path))
 		return 1;
-	}
 	int next = 1;
 	for (int i = 0; i < u.nnodes; i++) {
 		if (!strcasecmp(u.nodes[i].host, o.schema)) {

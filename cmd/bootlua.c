@@ -188,6 +188,17 @@ int bootlua_load_universe(struct boot_universe *u, char *path, size_t plen, char
 	return -1;
 }
 
+int bootlua_need_universe(const char *cmd, struct boot_universe *u, char *path, size_t plen)
+{
+	char err[2048];
+	int have = bootlua_load_universe(u, path, plen, err, sizeof err);
+
+	if (have)
+		fprintf(stderr, "lamkit %s: %s%s\n", cmd, err,
+		        have < 0 ? "; 'lamkit wipe' removes it" : "");
+	return have ? 1 : 0;
+}
+
 void bootlua_forget_universe(const char *path, const char *id)
 {
 	char root[4096], err[256], dir[4200];

@@ -44,6 +44,9 @@ int bootlua_geti(lua_State *L, int idx, const char *field, int i);
 /* Load the running universe. 0; 1 when there is none (message in err); -1 on a bad file. */
 int bootlua_load_universe(struct boot_universe *u, char *path, size_t plen, char *err,
                           size_t errlen);
+/* The same for a command that needs the universe: on failure prints "lamkit CMD: why" (with
+ * the wipe hint for a broken file) and returns 1; 0 when loaded. */
+int bootlua_need_universe(const char *cmd, struct boot_universe *u, char *path, size_t plen);
 /* Remove what the origin keeps for universe id: the state file and origin-<id>/ (logs). */
 void bootlua_forget_universe(const char *path, const char *id);
 

@@ -13,7 +13,7 @@
 int cmd_halt(int argc, char **argv)
 {
 	struct boot_universe u;
-	char path[4096], err[2048];
+	char path[4096];
 	int verbose = 0, timeout = 10;
 
 	for (int i = 1; i < argc; i++) {
@@ -24,12 +24,8 @@ int cmd_halt(int argc, char **argv)
 		else
 			return cmd_usage_error("halt", "unknown argument '%s'", argv[i]);
 	}
-	int have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
-	if (have) {
-		fprintf(stderr, "lamkit halt: %s%s\n", err,
-		        have < 0 ? "; 'lamkit wipe' removes it" : "");
+	if (bootlua_need_universe("halt", &u, path, sizeof path))
 		return 1;
-	}
 	struct boot_ucall_res *r = calloc((size_t)u.nnodes + 1, sizeof *r);
 	if (!r) {
 		boot_universe_free(&u);

@@ -14,16 +14,12 @@
 int cmd_nodes(int argc, char **argv)
 {
 	struct boot_universe u;
-	char path[4096], err[2048];
+	char path[4096];
 
 	for (int i = 1; i < argc; i++)
 		return cmd_usage_error("nodes", "unknown argument '%s'", argv[i]);
-	int have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
-	if (have) {
-		fprintf(stderr, "lamkit nodes: %s%s\n", err,
-		        have < 0 ? "; 'lamkit wipe' removes it" : "");
+	if (bootlua_need_universe("nodes", &u, path, sizeof path))
 		return 1;
-	}
 	struct boot_ucall_res *r = calloc((size_t)u.nnodes + 1, sizeof *r);
 	if (!r) {
 		boot_universe_free(&u);
