@@ -194,13 +194,7 @@ static void detach_stdio(const char *logpath, int foreground)
 		close(null);
 	}
 	if (!foreground && logpath) {
-		char dir[4200];
-		snprintf(dir, sizeof dir, "%s", logpath);
-		char *slash = strrchr(dir, '/');
-		if (slash) {
-			*slash = '\0';
-			core_mkdir_p(dir, 0700); /* the agent's session dir: its log lives there */
-		}
+		core_mkdir_parent(logpath, 0700); /* the agent's session dir: its log lives there */
 		int lf = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (lf >= 0) {
 			dup2(lf, 2);

@@ -36,12 +36,7 @@ boot_launch_t *boot_launch_start(char *const argv[], const char *stdin_text, con
 		goto fail;
 	}
 	/* the directory may be gone: a wipe agent on this very host removes every session dir */
-	char *slash = strrchr(l->log, '/');
-	if (slash && slash != l->log) {
-		*slash = '\0';
-		core_mkdir_p(l->log, 0700);
-		*slash = '/';
-	}
+	core_mkdir_parent(logpath, 0700);
 	logfd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (logfd < 0) {
 		core_errprintf(err, errlen, "cannot create %s: %s", logpath, strerror(errno));

@@ -32,6 +32,8 @@ char *core_read_file(const char *path, size_t max, size_t *lenp);
 int core_write_file_atomic(const char *path, const void *buf, size_t len, mode_t mode);
 /* mkdir -p with mode. 0, or -1 with errno. */
 int core_mkdir_p(const char *path, mode_t mode);
+/* mkdir -p of the directory part of a file path (nothing for a bare name). 0, or -1. */
+int core_mkdir_parent(const char *file, mode_t mode);
 /* rm -r of a directory tree we own (does not follow symlinks). 0, or -1 with errno. */
 int core_rm_rf(const char *path);
 

@@ -149,6 +149,21 @@ int core_write_file_atomic(const char *path, const void *buf, size_t len, mode_t
 	return 0;
 }
 
+int core_mkdir_parent(const char *file, mode_t mode)
+{
+	char dir[4096];
+	const char *slash = strrchr(file, '/');
+
+	if (!slash || slash == file)
+		return 0;
+	if ((size_t)(slash - file) >= sizeof dir) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - file), file);
+	return core_mkdir_p(dir, mode);
+}
+
 int core_mkdir_p(const char *path, mode_t mode)
 {
 	char buf[4096];
