@@ -1,0 +1,32 @@
+#!/bin/bash
+# t0505: our own MPI test programs (tests/mpi/lk_*.c) built with Debian's MPICH and run under
+# MPICH's own launcher (mpiexec.hydra), and under lamkit mpiexec: a test that only lamkit's
+# MPI passes checks lamkit's idea of MPI, not MPI. Every lk_* program found is run, so a new
+# one is covered without editing this file.
+# timeout: 400
+. "$(dirname "$0")/../lib/common.sh"
+need_mpich
+B=$MPI_BIN/mpich
+command -v mpiexec.hydra >/dev/null || skip_all "mpiexec.hydra not installed"
+progs=$(cd "$B" && ls lk_* 2>/dev/null | grep -v '\.')
+[ -n "$progs" ] || skip_all "no lk_* programs built with mpicc.mpich"
+
+# Hydra does not depend on which lamkit build runs the suite: once, on the musl pass.
+if [ "$LAMKIT_VARIANT" = musl ]; then
+	for p in $progs; do
+		for n in 2 4; do
+			out=$(cd "$T" && timeout -k 5 120 mpiexec.hydra -n $n "$B/$p" 2>&1)
+			rc=$?
+			is "$rc" 0 "$p -n $n built with mpicc.mpich exits 0 under mpiexec.hydra"
+			like "$out" "$p: OK size=$n" "$p -n $n: every check passes under MPICH itself"
+		done
+	done
+fi
+# The same MPICH-built programs under lamkit's launcher (PMI across one agent and three).
+for p in $progs; do
+	out=$(LKX_TIMEOUT=120 lkx -n 4 "$B/$p" 2>&1)
+	like "$out" "$p: OK size=4" "$p -n 4 built with mpicc.mpich passes under lamkit mpiexec"
+	out=$(LKX_TIMEOUT=120 lkx --local-agents 3:2 -n 5 "$B/$p" 2>&1)
+	like "$out" "$p: OK size=5" "$p -n 5 over 3 agents, MPICH-built, passes under lamkit mpiexec"
+done
+done_testing
