@@ -323,6 +323,11 @@ int tp_queued(const tp_t *tp)
 	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + (tp->tcp ? tp_tcp_busy(tp->tcp) : 0);
 }
 
+const char *tp_error(const tp_t *tp)
+{
+	return tp->err;
+}
+
 int tp_should_yield(const tp_t *tp)
 {
 	return tp->yield;

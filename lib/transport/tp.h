@@ -62,9 +62,11 @@ int tp_connect(tp_t *tp, char *err, size_t errlen);
 void tp_destroy(tp_t *tp, int timeout_ms);
 
 /* Send one fragment. Returns 0 when the payload was consumed (copied or written; the buffer may
- * be reused), 1 when the transport keeps a reference and will call ops.sent(cookie) later (only
- * for payloads larger than tp_eager_max), -1 with errno on failure (EMSGSIZE: hlen or len over
- * the limits, EPIPE: peer unreachable). Order per peer is preserved either way. */
+ * be reused), 1 when the transport keeps a reference and will call ops.sent(cookie) later (for
+ * payloads larger than tp_eager_max; on tcp also for any fragment with a cookie while earlier
+ * ones to that peer are still queued, so that sent(cookie) never overtakes them), -1 with errno on
+ * failure (EMSGSIZE: hlen or len over the limits, EPIPE: peer unreachable). Order per peer is
+ * preserved either way. */
 int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
             void *cookie);
 
@@ -87,6 +89,10 @@ const char *tp_path_name(const tp_t *tp, int peer);
 
 /* Fragments waiting in this endpoint's send queues (the peer has not made room yet). */
 int tp_queued(const tp_t *tp);
+
+/* One line describing the last tp_send/tp_poll failure (e.g. the tcp peer and every address
+ * tried), or "" when there was none. Valid until the next call. */
+const char *tp_error(const tp_t *tp);
 
 /* Whether this process should yield the CPU when idle (more local ranks than online CPUs). */
 int tp_should_yield(const tp_t *tp);

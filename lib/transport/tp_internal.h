@@ -40,6 +40,7 @@ struct tp {
 	struct tp_tcp *tcp;
 	int yield;
 	unsigned polls;
+	char err[512]; /* last failure of a path, one line (tp_error) */
 };
 
 /* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -10,71 +11,174 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tp_internal.h"
 
 /*
- * Wire (doc/PROTOCOL-mpi-wire.md): the connecting side sends HELLO {u32 magic, i32 rank}; the
- * accepting side answers u32 1 (ACK, use this connection) or 0 (NACK, close it). Nothing else
- * is sent before the ACK. When both sides connect at once the connection opened by the lower
- * rank wins. Then frames {u32 hlen, u32 len, hdr, payload} in host byte order (one host ABI).
+ * Wire (doc/PROTOCOL-mpi-wire.md): the business card lk-tcp-<rank> is "PORT;NETID;A/L,A/L,..."
+ * (every usable IPv4 address with its prefix length, non-loopback first; NETID names the
+ * network namespace so that loopback is only tried by peers that share it). The connecting
+ * side tries the addresses on one of its own subnets first, then the rest, each connect bounded
+ * in time, and sends HELLO {u32 magic, i32 rank}; the accepting side answers u32 1 (ACK, use
+ * this connection) or 0 (NACK, close it). Nothing else is sent before the ACK. When both sides
+ * connect at once the connection opened by the lower rank wins. Then frames {u32 hlen, u32 len,
+ * hdr, payload} in host byte order (one host ABI).
  */
 
-#define TCP_MAGIC 0x6c6b7463u /* "lktc" */
+#define TCP_MAGIC  0x6c6b7463u /* "lktc" */
+#define CARD_MAX   600         /* business card bytes: a PMI-1 put line stays under 1024 */
+#define CAND_MAX   40          /* addresses read from one card */
+#define NETS_MAX   32          /* own interface subnets remembered for matching */
+#define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
+#define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
+#define CONNECT_MS 3000        /* default bound of one connect attempt */
 
 enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP };
 
 struct conn {
 	int fd;
+	int act; /* index in tcp->act while fd >= 0 */
 	enum cstate st;
 	struct tp_fifo q;
 	unsigned ackn;
 	unsigned char ackb[4];
-	uint32_t pre[2]; /* incoming frame prefix */
-	size_t pren;     /* bytes of prefix read */
-	char *buf;       /* incoming hdr + payload */
-	size_t bufcap, got;
+	char *in; /* received bytes not yet delivered: frames, the last one maybe partial */
+	size_t incap, inlen;
+};
+
+struct net4 {
+	uint32_t addr, mask; /* host byte order */
 };
 
 struct tp_tcp {
 	tp_t *tp;
 	int lfd;
 	struct conn *c; /* per peer rank */
+	int *act, nact; /* ranks with an open connection */
 	struct pollfd *pfd;
 	int *pfd_rank;
 	int nqueued;
+	unsigned calls;
+	int debug, connect_ms;
+	char netid[64];
+	struct net4 nets[NETS_MAX];
+	int nnets;
 };
 
-static void pick_addr(char *out, size_t len)
+/* ---- addresses ---- */
+
+static uint32_t mask_of(int plen)
 {
-	const char *e = getenv("LAMKIT_TCP_ADDR");
+	return plen <= 0 ? 0 : plen >= 32 ? 0xffffffffu : ~((1u << (32 - plen)) - 1);
+}
+
+static int plen_of(uint32_t mask)
+{
+	int n = 0;
+
+	while (mask & 0x80000000u) {
+		n++;
+		mask <<= 1;
+	}
+	return n;
+}
+
+/* Boot id and network namespace: loopback reaches a peer only when both are equal. */
+static void read_netid(char *out, size_t len)
+{
+	char boot[64] = "";
+	struct stat st;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = '\0';
+		fclose(f);
+	}
+	boot[strcspn(boot, "-\n")] = '\0';
+	if (boot[0] && stat("/proc/self/ns/net", &st) == 0)
+		snprintf(out, len, "%s-%lx", boot, (unsigned long)st.st_ino);
+	else
+		snprintf(out, len, "-");
+}
+
+/* Append "a.b.c.d/len" to the card if it fits. */
+static void card_add(char *card, struct in_addr a, int plen)
+{
+	char ip[INET_ADDRSTRLEN], item[40];
+	size_t n = strlen(card);
+
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	snprintf(item, sizeof(item), "%s%s/%d", card[n - 1] == ';' ? "" : ",", ip, plen);
+	if (n + strlen(item) < CARD_MAX)
+		memcpy(card + n, item, strlen(item) + 1);
+}
+
+/* Own subnets (for matching) and, unless LAMKIT_TCP_ADDR says otherwise, the card's addresses:
+ * interfaces up and running, non-loopback first. */
+static void scan_ifaces(struct tp_tcp *t, char *card, int publish)
+{
 	struct ifaddrs *ifa, *i;
 
-	snprintf(out, len, "127.0.0.1");
-	if (e && *e) {
-		snprintf(out, len, "%s", e);
-		return;
-	}
 	if (getifaddrs(&ifa) < 0)
 		return;
-	for (i = ifa; i; i = i->ifa_next) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)(void *)i->ifa_addr;
-		if (!sin || sin->sin_family != AF_INET || ntohl(sin->sin_addr.s_addr) >> 24 == 127)
-			continue;
-		inet_ntop(AF_INET, &sin->sin_addr, out, (socklen_t)len);
-		break;
+	for (int lo = 0; lo < 2; lo++) {
+		for (i = ifa; i; i = i->ifa_next) {
+			const struct sockaddr_in *sin = (const void *)i->ifa_addr;
+			const struct sockaddr_in *msk = (const void *)i->ifa_netmask;
+			unsigned fl = i->ifa_flags;
+			uint32_t m;
+
+			if (!sin || sin->sin_family != AF_INET || !msk ||
+			    (fl & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING) ||
+			    !(fl & IFF_LOOPBACK) != !lo)
+				continue;
+			m = ntohl(msk->sin_addr.s_addr);
+			if (!lo && t->nnets < NETS_MAX) {
+				t->nets[t->nnets].addr = ntohl(sin->sin_addr.s_addr);
+				t->nets[t->nnets++].mask = m;
+			}
+			if (publish)
+				card_add(card, sin->sin_addr, plen_of(m));
+		}
 	}
 	freeifaddrs(ifa);
+}
+
+/* "PORT;NETID;A/L,..." from LAMKIT_TCP_ADDR (comma-separated, optional /len) or the interfaces. */
+static void build_card(struct tp_tcp *t, int port, char *card)
+{
+	const char *e = getenv("LAMKIT_TCP_ADDR");
+	char list[CARD_MAX], *s, *save = NULL;
+
+	snprintf(card, CARD_MAX, "%d;%s;", port, t->netid);
+	scan_ifaces(t, card, !(e && *e));
+	if (e && *e) {
+		snprintf(list, sizeof(list), "%s", e);
+		for (s = strtok_r(list, ", ", &save); s; s = strtok_r(NULL, ", ", &save)) {
+			struct in_addr a;
+			char *sl = strchr(s, '/');
+			int plen = sl ? atoi(sl + 1) : 32;
+			if (sl)
+				*sl = '\0';
+			if (inet_pton(AF_INET, s, &a) == 1)
+				card_add(card, a, plen);
+		}
+	}
+	if (card[strlen(card) - 1] == ';')
+		card_add(card, (struct in_addr){htonl(INADDR_LOOPBACK)}, 8);
 }
 
 static int listen_and_publish(struct tp_tcp *t, char *err, size_t errlen)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t sl = sizeof(sa);
-	char host[64], key[32], card[96];
+	char key[32], card[CARD_MAX];
 
 	t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (t->lfd < 0 || bind(t->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
@@ -82,9 +186,10 @@ static int listen_and_publish(struct tp_tcp *t, char *err, size_t errlen)
 		snprintf(err, errlen, "tcp listener: %s", strerror(errno));
 		return -1;
 	}
-	pick_addr(host, sizeof(host));
-	snprintf(card, sizeof(card), "%s:%d", host, ntohs(sa.sin_port));
+	build_card(t, ntohs(sa.sin_port), card);
 	snprintf(key, sizeof(key), "lk-tcp-%d", t->tp->cfg.rank);
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d: card %s=%s\n", t->tp->cfg.rank, key, card);
 	if (t->tp->cfg.kvs.put(t->tp->cfg.kvs.arg, key, card) < 0) {
 		snprintf(err, errlen, "tcp: cannot publish %s", key);
 		return -1;
@@ -92,12 +197,15 @@ static int listen_and_publish(struct tp_tcp *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- lifetime ---- */
+
 struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen)
 {
 	struct tp_tcp *t = calloc(1, sizeof(*t));
 	size_t n = (size_t)tp->cfg.size;
+	const char *e;
 
-	if (!t || !(t->c = calloc(n, sizeof(*t->c))) ||
+	if (!t || !(t->c = calloc(n, sizeof(*t->c))) || !(t->act = calloc(n, sizeof(int))) ||
 	    !(t->pfd = calloc(n + 1, sizeof(*t->pfd))) ||
 	    !(t->pfd_rank = calloc(n + 1, sizeof(int)))) {
 		snprintf(err, errlen, "tcp: out of memory");
@@ -108,6 +216,11 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen)
 	t->lfd = -1;
 	for (size_t i = 0; i < n; i++)
 		t->c[i].fd = -1;
+	e = getenv("LAMKIT_TP_DEBUG");
+	t->debug = e && *e && strcmp(e, "0") != 0;
+	e = getenv("LAMKIT_TCP_CONNECT_MS");
+	t->connect_ms = e && atoi(e) > 0 ? atoi(e) : CONNECT_MS;
+	read_netid(t->netid, sizeof(t->netid));
 	if (listen_and_publish(t, err, errlen) < 0) {
 		tp_tcp_destroy(t);
 		return NULL;
@@ -127,72 +240,233 @@ void tp_tcp_destroy(struct tp_tcp *t)
 			close(t->c[i].fd);
 		while ((f = tp_fifo_pop(&t->c[i].q)))
 			free(f);
-		free(t->c[i].buf);
+		free(t->c[i].in);
 	}
 	if (t->lfd >= 0)
 		close(t->lfd);
 	free(t->c);
+	free(t->act);
 	free(t->pfd);
 	free(t->pfd_rank);
 	free(t);
 	errno = e;
 }
 
+/* Give peer's connection the socket fd (closing an older one) and list it as active. */
+static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
+{
+	struct conn *c = &t->c[peer];
+
+	if (c->fd >= 0)
+		close(c->fd);
+	else
+		t->act[c->act = t->nact++] = peer;
+	c->fd = fd;
+	c->st = st;
+	c->ackn = 0;
+	c->inlen = 0;
+}
+
+/* Close peer's socket and drop it from the active list (the last entry takes its place). */
+static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
+{
+	struct conn *c = &t->c[peer];
+
+	if (c->fd >= 0) {
+		close(c->fd);
+		t->act[c->act] = t->act[--t->nact];
+		t->c[t->act[c->act]].act = c->act;
+	}
+	c->fd = -1;
+	c->st = st;
+	c->inlen = 0;
+}
+
 static void tune(int fd)
 {
-	int one = 1, big = 4 << 20;
+	int one = 1;
 
+	/* Socket buffers are left to the kernel's autotuning (tcp_wmem/tcp_rmem): a fixed
+	 * SO_SNDBUF/SO_RCVBUF turns it off and is capped by wmem_max/rmem_max. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 }
 
-static int set_timeouts(int fd, int ms)
-{
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+/* ---- connecting ---- */
 
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+struct cand {
+	struct in_addr a;
+	int plen, lo, tried;
+};
+
+/* Parse "PORT;NETID;A/L,..." into cands; returns how many, -1 if malformed. */
+static int parse_card(char *card, int *port, char **netid, struct cand *cv)
+{
+	char *p1 = strchr(card, ';'), *p2, *s, *save = NULL;
+	int n = 0;
+
+	if (!p1 || !(p2 = strchr(p1 + 1, ';')))
 		return -1;
-	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	*p1 = *p2 = '\0';
+	*port = atoi(card);
+	*netid = p1 + 1;
+	for (s = strtok_r(p2 + 1, ",", &save); s && n < CAND_MAX; s = strtok_r(NULL, ",", &save)) {
+		char *sl = strchr(s, '/');
+		cv[n].plen = sl ? atoi(sl + 1) : 32;
+		if (sl)
+			*sl = '\0';
+		if (inet_pton(AF_INET, s, &cv[n].a) != 1)
+			continue;
+		cv[n].lo = ntohl(cv[n].a.s_addr) >> 24 == 127;
+		cv[n].tried = 0;
+		n++;
+	}
+	return *port > 0 && *port < 65536 ? n : -1;
 }
 
-/* Blocking connect (bounded by SO_SNDTIMEO) and HELLO; then non-blocking, waiting for the ACK. */
-static int start_connect(struct tp_tcp *t, int peer)
+/* Whether a/plen and one of our interfaces are on one subnet (by either side's mask). */
+static int on_my_subnet(const struct tp_tcp *t, struct in_addr a, int plen)
 {
-	char key[32], card[96], *colon;
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	uint32_t hello[2] = {TCP_MAGIC, (uint32_t)t->tp->cfg.rank};
-	struct conn *c = &t->c[peer];
-	int fd;
+	uint32_t h = ntohl(a.s_addr), m = mask_of(plen);
 
-	snprintf(key, sizeof(key), "lk-tcp-%d", peer);
-	if (t->tp->cfg.kvs.get(t->tp->cfg.kvs.arg, key, card, sizeof(card)) < 0 ||
-	    !(colon = strrchr(card, ':'))) {
-		errno = EPIPE;
-		return -1;
-	}
-	*colon = '\0';
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (inet_pton(AF_INET, card, &sa.sin_addr) != 1) {
-		errno = EPIPE;
-		return -1;
-	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (set_timeouts(fd, 10000) < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
-	    fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
-		close(fd);
-		errno = EPIPE;
-		return -1;
-	}
-	tune(fd);
-	c->fd = fd;
-	c->st = C_HELLO;
-	c->ackn = 0;
+	for (int i = 0; i < t->nnets; i++)
+		if (((h ^ t->nets[i].addr) & t->nets[i].mask) == 0 ||
+		    ((h ^ t->nets[i].addr) & m) == 0)
+			return 1;
 	return 0;
 }
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Nonblocking connect bounded by ms, then HELLO. The fd, or -1 with errno. */
+static int try_connect(struct tp_tcp *t, struct in_addr a, int port)
+{
+	struct sockaddr_in sa = {
+	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = a};
+	uint32_t hello[2] = {TCP_MAGIC, (uint32_t)t->tp->cfg.rank};
+	long end = now_ms() + t->connect_ms;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), e = 0;
+	socklen_t el = sizeof(e);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		int k = 0;
+		if (errno != EINPROGRESS)
+			goto fail;
+		while (now_ms() < end && (k = poll(&p, 1, (int)(end - now_ms()))) < 0 &&
+		       errno == EINTR)
+			;
+		if (k <= 0) {
+			errno = k == 0 ? ETIMEDOUT : errno;
+			goto fail;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+			goto fail;
+		if (e) {
+			errno = e;
+			goto fail;
+		}
+	}
+	if (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+		goto fail;
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* Append "a.b.c.d:port (reason)" to the error text. */
+static void note_failure(char *msg, size_t len, struct in_addr a, int port, int e)
+{
+	char ip[INET_ADDRSTRLEN];
+	size_t n = strlen(msg);
+
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	if (n < len)
+		snprintf(msg + n, len - n, "%s%s:%d (%s)", msg[n - 1] == ':' ? " " : ", ", ip, port,
+		         e == ETIMEDOUT ? "timed out" : strerror(e));
+}
+
+/* Pick the next candidate: loopback first when the peer shares our network namespace, then
+ * addresses on one of our subnets, then the others in card order. -1 when none is left. */
+static int next_cand(const struct tp_tcp *t, struct cand *cv, int n, int same_net)
+{
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < n; i++) {
+			if (cv[i].tried || (cv[i].lo && !same_net))
+				continue;
+			if ((pass == 0 && !cv[i].lo) ||
+			    (pass == 1 && (cv[i].lo || !on_my_subnet(t, cv[i].a, cv[i].plen))))
+				continue;
+			cv[i].tried = 1;
+			return i;
+		}
+	return -1;
+}
+
+static void log_connected(const struct tp_tcp *t, int peer, int fd, struct in_addr a, int port)
+{
+	struct sockaddr_in me;
+	socklen_t ml = sizeof(me);
+	char ip[INET_ADDRSTRLEN], mine[INET_ADDRSTRLEN] = "?";
+
+	inet_ntop(AF_INET, &a, ip, sizeof(ip));
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+		inet_ntop(AF_INET, &me.sin_addr, mine, sizeof(mine));
+	fprintf(stderr, "lamkit tcp: rank %d -> rank %d: connected %s -> %s:%d\n", t->tp->cfg.rank,
+	        peer, mine, ip, port);
+}
+
+/* Connect to peer from its business card (bounded) and send HELLO; the ACK is read by poll. */
+static int start_connect(struct tp_tcp *t, int peer)
+{
+	char key[32], card[CARD_MAX + 8], *netid = NULL;
+	struct cand cv[CAND_MAX];
+	int port = 0, n, i, fd = -1, same;
+	char *msg = t->tp->err;
+	size_t ml = sizeof(t->tp->err);
+
+	snprintf(key, sizeof(key), "lk-tcp-%d", peer);
+	snprintf(msg, ml, "tcp: rank %d cannot reach rank %d:", t->tp->cfg.rank, peer);
+	if (t->tp->cfg.kvs.get(t->tp->cfg.kvs.arg, key, card, sizeof(card)) < 0 ||
+	    (n = parse_card(card, &port, &netid, cv)) < 0) {
+		snprintf(msg, ml, "tcp: rank %d: no usable business card %s for rank %d",
+		         t->tp->cfg.rank, key, peer);
+		errno = EPIPE;
+		return -1;
+	}
+	same = strcmp(netid, "-") ? strcmp(netid, t->netid) == 0 : t->tp->slot[peer] >= 0;
+	while ((i = next_cand(t, cv, n, same)) >= 0) {
+		fd = try_connect(t, cv[i].a, port);
+		if (fd >= 0)
+			break;
+		note_failure(msg, ml, cv[i].a, port, errno);
+	}
+	if (fd < 0) {
+		if (msg[strlen(msg) - 1] == ':')
+			snprintf(msg + strlen(msg), ml - strlen(msg),
+			         " no usable address in card %s", key);
+		errno = EPIPE;
+		return -1;
+	}
+	msg[0] = '\0';
+	if (t->debug)
+		log_connected(t, peer, fd, cv[i].a, port);
+	tune(fd);
+	conn_set(t, peer, fd, C_HELLO);
+	return 0;
+}
+
+/* ---- sending ---- */
 
 /* Write as much of the queue as the socket takes. Returns fragments finished, -1 on error. */
 static int push(struct tp_tcp *t, struct conn *c)
@@ -230,19 +504,24 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 {
 	struct conn *c = &t->c[peer];
 	struct tp_frag *f;
-	int ref = len > 64 * 1024;
+	/* With fragments still queued, a small last fragment must not report its message sent
+	 * before them: keep it by reference too, so ops.sent(cookie) comes after they are out. */
+	int ref = len > 64 * 1024 || (cookie && c->q.head);
 	size_t done = 0;
 
 	if (len > UINT32_MAX) {
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (c->st == C_NONE && start_connect(t, peer) < 0)
+	if (c->st == C_NONE && start_connect(t, peer) < 0) {
+		/* The layer above has no way yet to show why; this failure ends the job. */
+		fprintf(stderr, "lamkit: %s\n", t->tp->err);
 		return -1;
+	}
 	if (c->st == C_UP && !c->q.head) {
 		uint32_t pre[2] = {(uint32_t)hlen, (uint32_t)len};
 		struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
-		ssize_t w = writev(c->fd, iov, 3);
+		ssize_t w = writev(c->fd, iov, len ? 3 : 2);
 
 		if (w == (ssize_t)(8 + hlen + len))
 			return 0;
@@ -259,17 +538,22 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 	return ref;
 }
 
+/* ---- receiving ---- */
+
 /* Adopt or refuse an accepted connection after reading its HELLO (bounded blocking read). */
 static int accept_one(struct tp_tcp *t)
 {
 	uint32_t hello[2], ans;
 	struct conn *c;
+	struct timeval tv = {5, 0};
 	int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC), p, me = t->tp->cfg.rank;
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (set_timeouts(fd, 5000) < 0 || recv(fd, hello, 8, MSG_WAITALL) != 8 ||
-	    hello[0] != TCP_MAGIC || (int)hello[1] < 0 || (int)hello[1] >= t->tp->cfg.size) {
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    recv(fd, hello, 8, MSG_WAITALL) != 8 || hello[0] != TCP_MAGIC || (int)hello[1] < 0 ||
+	    (int)hello[1] >= t->tp->cfg.size) {
 		close(fd);
 		return 0;
 	}
@@ -280,16 +564,16 @@ static int accept_one(struct tp_tcp *t)
 		close(fd);
 		return 0;
 	}
-	if (c->fd >= 0)
-		close(c->fd); /* our own attempt loses to the lower rank's */
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d <- rank %d: accepted\n", me, p);
 	tune(fd);
-	c->fd = fd;
-	c->st = C_UP;
+	conn_set(t, p, fd, C_UP); /* our own attempt, if any, loses to the lower rank's */
 	return 1;
 }
 
-static int read_ack(struct tp_tcp *t, struct conn *c)
+static int read_ack(struct tp_tcp *t, int peer)
 {
+	struct conn *c = &t->c[peer];
 	ssize_t r = recv(c->fd, c->ackb + c->ackn, 4 - c->ackn, 0);
 	uint32_t ans;
 
@@ -305,75 +589,104 @@ static int read_ack(struct tp_tcp *t, struct conn *c)
 		c->st = C_UP;
 		return push(t, c) < 0 ? -1 : 1;
 	}
-	close(c->fd); /* the peer's own connection to us wins */
-	c->fd = -1;
-	c->st = C_WAITPEER;
+	conn_close(t, peer, C_WAITPEER); /* the peer's own connection to us wins */
 	return 1;
 }
 
-/* Read whatever is available; deliver complete frames. */
-static int read_frames(struct tp_tcp *t, struct conn *c, int peer)
+/* Hand every complete frame at the start of c->in up, keep the partial rest. */
+static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 {
+	union {
+		unsigned char b[TP_HDR_MAX];
+		uint64_t align;
+	} h;
+	size_t off = 0;
 	int n = 0;
 
-	for (;;) {
-		ssize_t r;
-
-		if (c->pren < 8) {
-			r = recv(c->fd, (char *)c->pre + c->pren, 8 - c->pren, 0);
-		} else {
-			size_t want = (size_t)c->pre[0] + c->pre[1];
-			if (want > c->bufcap) {
-				char *nb = realloc(c->buf, want);
-				if (!nb)
-					return -1;
-				c->buf = nb;
-				c->bufcap = want;
-			}
-			r = want > c->got ? recv(c->fd, c->buf + c->got, want - c->got, 0) : 0;
-		}
-		if (r < 0)
-			return errno == EAGAIN || errno == EINTR ? n : -1;
-		if (r == 0 && c->pren == 0) {
-			close(c->fd); /* the peer finished */
-			c->fd = -1;
-			c->st = C_NONE;
-			return n;
-		}
-		if (r == 0 && (c->pren < 8 || (size_t)c->pre[0] + c->pre[1] > c->got)) {
-			errno = ECONNRESET;
+	while (c->inlen - off >= 8) {
+		uint32_t pre[2];
+		memcpy(pre, c->in + off, 8);
+		if (pre[0] > TP_HDR_MAX) {
+			errno = EPROTO;
 			return -1;
 		}
-		if (c->pren < 8) {
-			c->pren += (size_t)r;
-			if (c->pren == 8 && c->pre[0] > TP_HDR_MAX) {
-				errno = EPROTO;
+		if (c->inlen - off < 8 + (size_t)pre[0] + pre[1])
+			break;
+		memcpy(h.b, c->in + off + 8, pre[0]); /* aligned for the layer above */
+		memset(h.b + pre[0], 0, TP_HDR_MAX - pre[0]);
+		t->tp->cfg.ops.recv(t->tp->cfg.arg, peer, h.b, pre[0], c->in + off + 8 + pre[0],
+		                    pre[1]);
+		off += 8 + (size_t)pre[0] + pre[1];
+		n++;
+	}
+	if (off) {
+		memmove(c->in, c->in + off, c->inlen - off);
+		c->inlen -= off;
+	}
+	return n;
+}
+
+/* Bytes the frame at the start of c->in needs in all (8 while its prefix is incomplete). */
+static size_t frame_need(const struct conn *c)
+{
+	uint32_t pre[2];
+
+	if (c->inlen < 8)
+		return 8;
+	memcpy(pre, c->in, 8);
+	return 8 + (size_t)pre[0] + pre[1];
+}
+
+/* Read whatever is available into the buffer (one recv when little is waiting); deliver
+ * complete frames. Large frames are read up to their end only, so nothing is moved. */
+static int read_frames(struct tp_tcp *t, int peer)
+{
+	struct conn *c = &t->c[peer];
+	int n = 0, k;
+
+	for (;;) {
+		size_t need = frame_need(c), want;
+		ssize_t r;
+
+		if (need > c->incap || !c->in) {
+			size_t cap = need > IN_SMALL + 64 ? need : IN_SMALL + 64;
+			char *nb = realloc(c->in, cap);
+			if (!nb)
+				return -1;
+			c->in = nb;
+			c->incap = cap;
+		}
+		want = need > IN_SMALL ? need - c->inlen : c->incap - c->inlen;
+		r = recv(c->fd, c->in + c->inlen, want, 0);
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR ? n : -1;
+		if (r == 0) {
+			if (c->inlen) {
+				errno = ECONNRESET;
 				return -1;
 			}
-			if (c->pren < 8)
-				continue;
-		} else {
-			c->got += (size_t)r;
+			conn_close(t, peer, C_NONE); /* the peer finished */
+			return n;
 		}
-		if (c->pren == 8 && c->got == (size_t)c->pre[0] + c->pre[1]) {
-			t->tp->cfg.ops.recv(t->tp->cfg.arg, peer, c->buf, c->pre[0],
-			                    c->buf + c->pre[0], c->pre[1]);
-			c->pren = 0;
-			c->got = 0;
-			n++;
-		}
+		c->inlen += (size_t)r;
+		if ((k = deliver(t, c, peer)) < 0)
+			return -1;
+		n += k;
+		if ((size_t)r < want)
+			return n; /* drained for now */
 	}
 }
 
+/* Read and write what peer's connection allows; `rev` is poll's answer, or ~0 to just try. */
 static int handle(struct tp_tcp *t, int peer, short rev)
 {
 	struct conn *c = &t->c[peer];
 	int n = 0, k;
 
 	if (c->st == C_HELLO)
-		return rev ? read_ack(t, c) : 0;
+		return rev ? read_ack(t, peer) : 0;
 	if (rev & (POLLIN | POLLHUP | POLLERR)) {
-		k = read_frames(t, c, peer);
+		k = read_frames(t, peer);
 		if (k < 0)
 			return -1;
 		n += k;
@@ -389,15 +702,24 @@ static int handle(struct tp_tcp *t, int peer, short rev)
 	return n;
 }
 
-int tp_tcp_poll(struct tp_tcp *t)
+static int fail_peer(struct tp_tcp *t, int peer)
+{
+	snprintf(t->tp->err, sizeof(t->tp->err), "tcp: rank %d: connection to rank %d: %s",
+	         t->tp->cfg.rank, peer, strerror(errno));
+	fprintf(stderr, "lamkit: %s\n", t->tp->err);
+	errno = EPIPE;
+	return -1;
+}
+
+/* Many connections: one poll() says which to visit. */
+static int poll_many(struct tp_tcp *t)
 {
 	int np = 0, n = 0, k;
 
 	t->pfd[np].fd = t->lfd;
 	t->pfd[np++].events = POLLIN;
-	for (int r = 0; r < t->tp->cfg.size; r++) {
-		if (t->c[r].fd < 0)
-			continue;
+	for (int i = 0; i < t->nact; i++) {
+		int r = t->act[i];
 		t->pfd_rank[np] = r;
 		t->pfd[np].fd = t->c[r].fd;
 		t->pfd[np++].events = (short)(POLLIN | (t->c[r].q.head ? POLLOUT : 0));
@@ -405,17 +727,34 @@ int tp_tcp_poll(struct tp_tcp *t)
 	if (poll(t->pfd, (nfds_t)np, 0) <= 0)
 		return 0;
 	for (int i = 1; i < np; i++) {
-		if (!t->pfd[i].revents)
+		if (!t->pfd[i].revents || t->c[t->pfd_rank[i]].fd != t->pfd[i].fd)
 			continue;
-		k = handle(t, t->pfd_rank[i], t->pfd[i].revents);
-		if (k < 0) {
-			errno = EPIPE;
-			return -1;
-		}
+		if ((k = handle(t, t->pfd_rank[i], t->pfd[i].revents)) < 0)
+			return fail_peer(t, t->pfd_rank[i]);
 		n += k;
 	}
 	while (t->pfd[0].revents && (k = accept_one(t)) > 0)
 		n += k;
+	return n;
+}
+
+int tp_tcp_poll(struct tp_tcp *t)
+{
+	int n = 0, k;
+
+	if (t->nact > SCAN_MAX)
+		return poll_many(t);
+	/* Few connections: a recv on each costs no more than a poll() and saves one per frame.
+	 * Backwards, so that a connection closed (and replaced by the last) is not skipped. */
+	for (int i = t->nact - 1; i >= 0; i--) {
+		int r = t->act[i];
+		if ((k = handle(t, r, (short)~0)) < 0)
+			return fail_peer(t, r);
+		n += k;
+	}
+	if (t->nact == 0 || (++t->calls & 15) == 0)
+		while ((k = accept_one(t)) > 0)
+			n += k;
 	return n;
 }
 
