@@ -251,8 +251,10 @@ int PMPI_Cancel(MPI_Request *req)
 	if (r->kind == RQ_RECV && r->active && !r->done)
 		mpii_cancel_recv(r);
 	/* a send is withdrawn only if its receiver has not matched it yet (asked, answered later;
-	 * buffered sends and sends to MPI_PROC_NULL are never cancelled) */
-	if (r->kind == RQ_SEND && r->comm && r->mode != MODE_BUF && (r->active || r->done))
+	 * sends to MPI_PROC_NULL are never cancelled) */
+	if (r->kind == RQ_SEND && r->comm && r->mode == MODE_BUF && (r->active || r->done))
+		mpii_cancel_bsend(r);
+	else if (r->kind == RQ_SEND && r->comm && (r->active || r->done))
 		mpii_cancel_send(r);
 	return MPI_SUCCESS;
 }

@@ -157,7 +157,10 @@ struct lk_request {
 	int held;     /* comm and d are referenced */
 	uint64_t cid; /* send: what the receiver knows the message by (for MPI_Cancel) */
 	int cxl; /* send cancel: 0 none, 1 asked (completion waits for the answer), 2 answered */
-	int cxl_proto;          /* the send's own protocol finished while the answer was awaited */
+	int cxl_proto; /* the send's own protocol finished while the answer was awaited */
+	/* buffered send: the user's request and the one carrying the copy point at each other
+	 * while both live (MPI_Cancel of an MPI_Ibsend) */
+	struct lk_request *buddy;
 	struct mpii_greq *greq; /* RQ_GREQ: the user's callbacks (mpi_greq.c) */
 };
 
@@ -197,6 +200,9 @@ int mpii_greq_status(struct lk_request *r, MPI_Status *st);
 /* MPI_Cancel / MPI_Request_free of one. MPI code. */
 int mpii_greq_cancel(struct lk_request *r);
 int mpii_greq_free(struct lk_request *r);
+/* MPI_Cancel of a buffered send's user request u: withdraw its copy if still unmatched; u
+ * completes again when the answer is known. */
+void mpii_cancel_bsend(struct lk_request *u);
 /* Search the unexpected queue: 1 and *st filled if a message matches. */
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
 /* One progress step (yields when oversubscribed and idle). */
