@@ -238,8 +238,15 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_SUBARRAY         13
 #define MPI_COMBINER_DARRAY           14
 #define MPI_COMBINER_RESIZED          18
+#define MPI_COMBINER_F90_REAL         15
+#define MPI_COMBINER_F90_COMPLEX      16
+#define MPI_COMBINER_F90_INTEGER      17
 #define MPI_ORDER_C                   56
 #define MPI_ORDER_FORTRAN             57
+#define MPI_DISTRIBUTE_BLOCK          121
+#define MPI_DISTRIBUTE_CYCLIC         122
+#define MPI_DISTRIBUTE_NONE           123
+#define MPI_DISTRIBUTE_DFLT_DARG      (-49767)
 #define MPI_TYPECLASS_REAL            1
 #define MPI_TYPECLASS_INTEGER         2
 #define MPI_TYPECLASS_COMPLEX         3
@@ -255,6 +262,9 @@ typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int keyval, void *val, 
 typedef int MPI_Type_copy_attr_function(MPI_Datatype type, int keyval, void *extra, void *in,
                                         void *out, int *flag);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype type, int keyval, void *val, void *extra);
+typedef int MPI_Grequest_query_function(void *extra, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra);
+typedef int MPI_Grequest_cancel_function(void *extra, int complete);
 typedef MPI_Comm_copy_attr_function MPI_Copy_function;
 typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 
@@ -364,6 +374,9 @@ LK_MPI_FN(Get_count, (const MPI_Status *status, MPI_Datatype type, int *count))
 LK_MPI_FN(Get_elements, (const MPI_Status *status, MPI_Datatype type, int *count))
 LK_MPI_FN(Status_set_elements, (MPI_Status * status, MPI_Datatype type, int count))
 LK_MPI_FN(Status_set_cancelled, (MPI_Status * status, int flag))
+LK_MPI_FN(Grequest_start, (MPI_Grequest_query_function * query, MPI_Grequest_free_function *free_fn,
+                           MPI_Grequest_cancel_function *cancel, void *extra, MPI_Request *req))
+LK_MPI_FN(Grequest_complete, (MPI_Request req))
 LK_MPI_FN(Buffer_attach, (void *buf, int size))
 LK_MPI_FN(Buffer_detach, (void *bufp, int *size))
 
@@ -493,6 +506,9 @@ LK_MPI_FN(Type_dup, (MPI_Datatype old, MPI_Datatype *out))
 LK_MPI_FN(Type_create_subarray,
           (int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
            MPI_Datatype old, MPI_Datatype *out))
+LK_MPI_FN(Type_create_darray,
+          (int size, int rank, int ndims, const int gsizes[], const int distribs[],
+           const int dargs[], const int psizes[], int order, MPI_Datatype old, MPI_Datatype *out))
 LK_MPI_FN(Type_match_size, (int typeclass, int size, MPI_Datatype *type))
 LK_MPI_FN(Type_commit, (MPI_Datatype * type))
 LK_MPI_FN(Type_free, (MPI_Datatype * type))
@@ -515,6 +531,11 @@ LK_MPI_FN(Pack, (const void *in, int count, MPI_Datatype type, void *out, int ou
 LK_MPI_FN(Unpack, (const void *in, int insize, int *pos, void *out, int count, MPI_Datatype type,
                    MPI_Comm comm))
 LK_MPI_FN(Pack_size, (int count, MPI_Datatype type, MPI_Comm comm, int *size))
+LK_MPI_FN(Pack_external, (const char datarep[], const void *in, int count, MPI_Datatype type,
+                          void *out, MPI_Aint outsize, MPI_Aint *pos))
+LK_MPI_FN(Unpack_external, (const char datarep[], const void *in, MPI_Aint insize, MPI_Aint *pos,
+                            void *out, int count, MPI_Datatype type))
+LK_MPI_FN(Pack_external_size, (const char datarep[], int count, MPI_Datatype type, MPI_Aint *size))
 
 /* Attributes. */
 LK_MPI_FN(Comm_create_keyval, (MPI_Comm_copy_attr_function * copy,

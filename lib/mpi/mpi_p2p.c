@@ -68,6 +68,8 @@ void mpii_req_hold(struct lk_request *r)
 
 void mpii_req_free(struct lk_request *r)
 {
+	if (r->buddy)
+		r->buddy->buddy = NULL;
 	if (r->held) {
 		mpii_comm_release(r->comm);
 		mpii_dt_release(r->d);
@@ -78,6 +80,24 @@ void mpii_req_free(struct lk_request *r)
 		req_ncache++;
 	} else {
 		free(r);
+	}
+}
+
+/* The copy of a buffered send is delivered (or withdrawn): tell the user's request. A plain
+ * eager message may still wait unmatched at the receiver, so the user's request keeps its
+ * cancel id; any other id names a request that is gone. */
+static void bsend_done(struct lk_request *r)
+{
+	struct lk_request *u = r->buddy;
+
+	u->buddy = r->buddy = NULL;
+	u->cid = r->cid & 1 ? r->cid : 0;
+	u->wpeer = r->wpeer;
+	if (u->cxl == 1) { /* u waits for the outcome of its MPI_Cancel */
+		u->cxl = 2;
+		u->cancelled = r->cancelled;
+		u->st.lk_cancelled = r->cancelled;
+		u->done = 1;
 	}
 }
 
@@ -94,6 +114,8 @@ void mpii_complete(struct lk_request *r)
 			free(r->buf);
 			mpii.bsend_used -= (size_t)r->bsend + MPI_BSEND_OVERHEAD;
 			mpii.bsend_pending--;
+			if (r->buddy)
+				bsend_done(r);
 		}
 	}
 	r->done = 1; /* a persistent request stays active until Wait/Test reports it */
@@ -311,6 +333,21 @@ static void on_cancel(int wsrc, const struct hdr *h)
 		a.off = 1;
 	}
 	ctl_send(wsrc, &a, HLEN_DATA);
+}
+
+void mpii_cancel_bsend(struct lk_request *u)
+{
+	struct lk_request *r = u->buddy;
+
+	if (u->cxl || u->cancelled)
+		return;
+	if (!r) { /* the copy went out as a plain eager message */
+		mpii_cancel_send(u);
+		return;
+	}
+	u->cxl = 1;
+	u->done = 0;
+	mpii_cancel_send(r);
 }
 
 void mpii_cancel_send(struct lk_request *r)

@@ -48,9 +48,10 @@ static void fill(struct lk_request *r, const void *buf, int count, struct mpii_d
 	r->ctx = c->ctx;
 }
 
-/* Copy the message into (accounted) buffer space and send it from there. MPI code. */
+/* Copy the message into (accounted) buffer space and send it from there. user: the request
+ * the caller gets (MPI_Ibsend, MPI_Bsend_init), linked for MPI_Cancel, or NULL. MPI code. */
 static int bsend(const void *buf, int count, struct mpii_dtype *d, int peer, int tag,
-                 struct mpii_comm *c)
+                 struct mpii_comm *c, struct lk_request *user)
 {
 	size_t n = d->size * (size_t)count;
 	struct lk_request *r;
@@ -75,6 +76,14 @@ static int bsend(const void *buf, int count, struct mpii_dtype *d, int peer, int
 	r->freed = 1;
 	mpii.bsend_used += n + MPI_BSEND_OVERHEAD;
 	mpii.bsend_pending++;
+	if (user) {
+		if (user->buddy) /* a restarted persistent request forgets its earlier copy */
+			user->buddy->buddy = NULL;
+		user->buddy = r;
+		r->buddy = user;
+		user->cid = 0;
+		user->cxl = user->cancelled = 0;
+	}
 	return mpii_start(r);
 }
 
@@ -109,7 +118,7 @@ MPII_ALIAS(Bsend)
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm)
 {
 	CHECK("MPI_Bsend", 0);
-	return mpii_err(c, bsend(buf, count, d, peer, tag, c), "MPI_Bsend");
+	return mpii_err(c, bsend(buf, count, d, peer, tag, c, NULL), "MPI_Bsend");
 }
 
 MPII_ALIAS(Recv)
@@ -127,13 +136,17 @@ static int isend_mode(const void *buf, int count, MPI_Datatype type, int peer, i
 
 	CHECK(fn, 0);
 	if (mode == MODE_BUF) {
-		rc = bsend(buf, count, d, peer, tag, c);
-		r = rc == MPI_SUCCESS ? mpii_req_new(RQ_SEND) : NULL;
-		if (r) {
-			r->done = 1; /* the data is buffered: the request is complete */
-			r->st.MPI_ERROR = MPI_SUCCESS;
-		} else if (rc == MPI_SUCCESS) {
-			rc = MPI_ERR_NO_MEM;
+		r = mpii_req_new(RQ_SEND);
+		if (!r)
+			return mpii_err(c, MPI_ERR_NO_MEM, fn);
+		fill(r, NULL, 0, mpii_dt(MPI_BYTE), peer, tag, c);
+		mpii_req_hold(r);
+		r->mode = MODE_BUF;
+		r->done = 1; /* the data is buffered: the request is complete */
+		rc = bsend(buf, count, d, peer, tag, c, r);
+		if (rc != MPI_SUCCESS) {
+			mpii_req_free(r);
+			r = MPI_REQUEST_NULL;
 		}
 	} else {
 		rc = mpii_isend(buf, count, d, peer, tag, c, 0, mode, &r);
@@ -251,9 +264,9 @@ int mpii_start_persistent(struct lk_request *r)
 		return MPI_ERR_REQUEST;
 	if (r->mode != MODE_BUF)
 		return mpii_start(r);
-	rc = bsend(r->buf, r->count, r->d, r->peer, r->tag, r->comm);
 	memset(&r->st, 0, sizeof(r->st));
-	r->done = 1;
+	r->done = r->active = 1; /* buffered: complete, but Wait/Test report it (and a cancel) */
+	rc = bsend(r->buf, r->count, r->d, r->peer, r->tag, r->comm, r);
 	return rc;
 }
 

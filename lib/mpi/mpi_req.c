@@ -33,6 +33,8 @@ static int finish(MPI_Request *req, MPI_Status *st)
 		empty_status(st);
 		return MPI_SUCCESS;
 	}
+	if (r->kind == RQ_GREQ)
+		return mpii_greq_finish(req, st);
 	rc = r->st.MPI_ERROR;
 	if (st && st != MPI_STATUS_IGNORE)
 		*st = r->st;
@@ -230,6 +232,8 @@ int PMPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 	if (!req->done)
 		mpii_progress();
 	*flag = req->done;
+	if (*flag && req->kind == RQ_GREQ)
+		return mpii_err(NULL, mpii_greq_status(req, status), "MPI_Request_get_status");
 	if (*flag && status && status != MPI_STATUS_IGNORE)
 		*status = req->st;
 	return MPI_SUCCESS;
@@ -242,11 +246,15 @@ int PMPI_Cancel(MPI_Request *req)
 
 	if (!r)
 		return mpii_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
+	if (r->kind == RQ_GREQ)
+		return mpii_err(NULL, mpii_greq_cancel(r), "MPI_Cancel");
 	if (r->kind == RQ_RECV && r->active && !r->done)
 		mpii_cancel_recv(r);
 	/* a send is withdrawn only if its receiver has not matched it yet (asked, answered later;
-	 * buffered sends and sends to MPI_PROC_NULL are never cancelled) */
-	if (r->kind == RQ_SEND && r->comm && r->mode != MODE_BUF && (r->active || r->done))
+	 * sends to MPI_PROC_NULL are never cancelled) */
+	if (r->kind == RQ_SEND && r->comm && r->mode == MODE_BUF && (r->active || r->done))
+		mpii_cancel_bsend(r);
+	else if (r->kind == RQ_SEND && r->comm && (r->active || r->done))
 		mpii_cancel_send(r);
 	return MPI_SUCCESS;
 }
@@ -272,11 +280,13 @@ int PMPI_Request_free(MPI_Request *req)
 
 	if (!r)
 		return mpii_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
+	*req = MPI_REQUEST_NULL;
+	if (r->kind == RQ_GREQ)
+		return mpii_err(NULL, mpii_greq_free(r), "MPI_Request_free");
 	if (r->done || (r->persistent && !r->active))
 		mpii_req_free(r);
 	else
 		r->freed = 1;
-	*req = MPI_REQUEST_NULL;
 	return MPI_SUCCESS;
 }
 

@@ -28,13 +28,13 @@ int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *pe
 }
 
 /* MPI_Dims_create's "balanced" split of n into k factors, as MPICH chooses it: the smallest
- * spread (largest - smallest factor), then the smallest sum; on a tie the first found with
- * the factors tried largest first. Factors are non-increasing. */
+ * spread (largest - smallest factor); among equal spreads the largest smallest factor, then
+ * the largest next-to-smallest, and so on. Factors are non-increasing. */
 struct dims_search {
 	int k, ndiv;
 	const int *div; /* divisors of the original n, descending */
 	int cur[64], best[64];
-	long spread, sum;
+	long spread;
 };
 
 static int fits(long d, int m, long n) /* d^m >= n */
@@ -46,17 +46,25 @@ static int fits(long d, int m, long n) /* d^m >= n */
 	return p >= n;
 }
 
-static void dims_try(struct dims_search *s, int i, long n, long maxv, long sum)
+/* a beats b on a tie: compared from the smallest factor up, a's is larger. */
+static int later(const int *a, const int *b, int k)
+{
+	for (int i = k - 1; i >= 0; i--)
+		if (a[i] != b[i])
+			return a[i] > b[i];
+	return 0;
+}
+
+static void dims_try(struct dims_search *s, int i, long n, long maxv)
 {
 	if (i == s->k - 1) {
 		long spread = (i ? s->cur[0] : n) - n;
 		if (n > maxv)
 			return;
 		s->cur[i] = (int)n;
-		sum += n;
-		if (s->spread < 0 || spread < s->spread || (spread == s->spread && sum < s->sum)) {
+		if (s->spread < 0 || spread < s->spread ||
+		    (spread == s->spread && later(s->cur, s->best, s->k))) {
 			s->spread = spread;
-			s->sum = sum;
 			memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
 		}
 		return;
@@ -70,7 +78,7 @@ static void dims_try(struct dims_search *s, int i, long n, long maxv, long sum)
 		if (i > 0 && s->spread >= 0 && s->cur[0] - d > s->spread)
 			break; /* the spread only grows from here */
 		s->cur[i] = (int)d;
-		dims_try(s, i + 1, n / d, d, sum + d);
+		dims_try(s, i + 1, n / d, d);
 	}
 }
 
@@ -97,7 +105,7 @@ static int balance(int n, int k, int *out)
 			out[i] = 1;
 		s.k = k = 64;
 	}
-	dims_try(&s, 0, n, n, 0);
+	dims_try(&s, 0, n, n);
 	memcpy(out, s.best, sizeof(int) * (size_t)k);
 	free(div);
 	return 0;

@@ -45,6 +45,7 @@ struct mpii_seg {
 };
 
 struct mpii_attr;
+struct mpii_greq;
 
 struct mpii_dtype {
 	int handle, refs, committed, predefined;
@@ -132,7 +133,7 @@ int mpii_comm_init(void);
 void mpii_comm_fini(void);
 
 /* ---- requests ---- */
-enum { RQ_SEND = 1, RQ_RECV = 2 };
+enum { RQ_SEND = 1, RQ_RECV = 2, RQ_GREQ = 3 };
 enum { MODE_STD = 0, MODE_SYNC = 1, MODE_BUF = 2, MODE_READY = 3 };
 
 struct lk_request {
@@ -157,6 +158,10 @@ struct lk_request {
 	uint64_t cid; /* send: what the receiver knows the message by (for MPI_Cancel) */
 	int cxl; /* send cancel: 0 none, 1 asked (completion waits for the answer), 2 answered */
 	int cxl_proto; /* the send's own protocol finished while the answer was awaited */
+	/* buffered send: the user's request and the one carrying the copy point at each other
+	 * while both live (MPI_Cancel of an MPI_Ibsend) */
+	struct lk_request *buddy;
+	struct mpii_greq *greq; /* RQ_GREQ: the user's callbacks (mpi_greq.c) */
 };
 
 /* Allocate a zeroed request; NULL on ENOMEM. */
@@ -187,6 +192,17 @@ int mpii_cancel_recv(struct lk_request *r);
 /* Ask the receiver to drop the (not yet matched) message of send r; r completes when the answer
  * arrives, with st.lk_cancelled set if the message was dropped. */
 void mpii_cancel_send(struct lk_request *r);
+/* Generalized requests (mpi_greq.c). Finish a done one for Wait/Test: runs query and free
+ * callbacks, releases it, sets *req to null. MPI code from the callbacks. */
+int mpii_greq_finish(MPI_Request *req, MPI_Status *st);
+/* Status of a done one without freeing it (MPI_Request_get_status). MPI code. */
+int mpii_greq_status(struct lk_request *r, MPI_Status *st);
+/* MPI_Cancel / MPI_Request_free of one. MPI code. */
+int mpii_greq_cancel(struct lk_request *r);
+int mpii_greq_free(struct lk_request *r);
+/* MPI_Cancel of a buffered send's user request u: withdraw its copy if still unmatched; u
+ * completes again when the answer is known. */
+void mpii_cancel_bsend(struct lk_request *u);
 /* Search the unexpected queue: 1 and *st filled if a message matches. */
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
 /* One progress step (yields when oversubscribed and idle). */

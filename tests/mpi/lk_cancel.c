@@ -1,7 +1,7 @@
-/* tests/mpi/lk_cancel.c: MPI_Cancel of sends (eager, synchronous, rendezvous, persistent) and of
- * receives, and what MPI_Test_cancelled says. Ranks 0 and 1 take part; needs 2 or more ranks.
- * The standard lets a send cancel fail; when it does the message must still arrive. lamkit's
- * library must succeed for messages not yet matched (LAMKIT_MPI). */
+/* tests/mpi/lk_cancel.c: MPI_Cancel of sends (eager, synchronous, rendezvous, persistent,
+ * buffered) and of receives, and what MPI_Test_cancelled says. Ranks 0 and 1 take part; needs 2 or
+ * more ranks. The standard lets a send cancel fail; when it does the message must still arrive.
+ * lamkit's library must succeed for messages not yet matched (LAMKIT_MPI). */
 #include <string.h>
 
 #include "lk_util.h"
@@ -24,9 +24,13 @@ static void cancel_unmatched(int mode, int count, int tag)
 			MPI_Isend(big, count, MPI_CHAR, 1, tag, MPI_COMM_WORLD, &rq);
 		else if (mode == 1)
 			MPI_Issend(big, count, MPI_CHAR, 1, tag, MPI_COMM_WORLD, &rq);
-		else
+		else if (mode == 2)
 			MPI_Send_init(big, count, MPI_CHAR, 1, tag, MPI_COMM_WORLD, &rq);
-		if (mode == 2)
+		else if (mode == 3)
+			MPI_Ibsend(big, count, MPI_CHAR, 1, tag, MPI_COMM_WORLD, &rq);
+		else
+			MPI_Bsend_init(big, count, MPI_CHAR, 1, tag, MPI_COMM_WORLD, &rq);
+		if (mode == 2 || mode == 4)
 			MPI_Start(&rq);
 		MPI_Cancel(&rq);
 		/* a failed cancel of a synchronous or large send completes only once matched; other
@@ -53,8 +57,16 @@ static void cancel_unmatched(int mode, int count, int tag)
 			MPI_Test_cancelled(&st, &flag);
 			LK_CHECK(!flag, "a send reported cancelled after it was received");
 		}
-		if (mode == 2)
+		if (mode == 2 || mode == 4)
 			MPI_Request_free(&rq);
+		if (mode >= 3) { /* a withdrawn buffered message gives its buffer space back */
+			void *b;
+			int n;
+			MPI_Buffer_detach(&b, &n);
+			MPI_Buffer_attach(b, n);
+			MPI_Bsend(big, BIG, MPI_CHAR, 1, 98, MPI_COMM_WORLD);
+			MPI_Bsend(big, BIG, MPI_CHAR, 1, 98, MPI_COMM_WORLD);
+		}
 		MPI_Send(&marker, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
 	} else if (lk_rank == 1) {
 		MPI_Recv(&flag, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -64,6 +76,8 @@ static void cancel_unmatched(int mode, int count, int tag)
 			LK_CHECK(big[0] == mode + 1 && big[count - 1] == mode + 1,
 			         "mode %d: not-cancelled message lost", mode);
 		}
+		for (int i = 0; mode >= 3 && i < 2; i++)
+			MPI_Recv(big, BIG, MPI_CHAR, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		int got = 0;
 		MPI_Recv(&got, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, &st);
 		LK_CHECK(got == marker, "mode %d: after the cancel got %d, want the marker", mode,
@@ -122,6 +136,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	big = malloc(BIG);
+	/* room for two BIG buffered messages, only if a cancelled one is given back */
+	int bsize = 2 * (BIG + MPI_BSEND_OVERHEAD);
+	MPI_Buffer_attach(malloc((size_t)bsize), bsize);
 	for (int rep = 0; rep < 3; rep++) {
 		cancel_unmatched(0, 8, 10);
 		cancel_unmatched(1, 8, 11);
@@ -129,9 +146,16 @@ int main(int argc, char **argv)
 		cancel_unmatched(1, BIG, 13);
 		cancel_unmatched(2, 100, 14);
 		cancel_unmatched(2, BIG, 15);
+		cancel_unmatched(3, 8, 16);
+		cancel_unmatched(3, BIG, 17);
+		cancel_unmatched(4, 100, 18);
+		cancel_unmatched(4, BIG, 19);
 		cancel_matched();
 		cancel_recv();
 	}
+	void *b;
+	MPI_Buffer_detach(&b, &bsize);
+	free(b);
 	free(big);
 	return lk_finish();
 }
