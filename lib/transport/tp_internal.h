@@ -2,6 +2,7 @@
 #ifndef LAMKIT_TP_INTERNAL_H
 #define LAMKIT_TP_INTERNAL_H
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,5 +84,32 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 int tp_tcp_poll(struct tp_tcp *t);
 /* Fragments still queued on the tcp path. */
 int tp_tcp_busy(const struct tp_tcp *t);
+
+/* tcp business cards (tp_tcp_addr.c, format in doc/PROTOCOL-mpi-wire.md section 3). */
+#define TP_CARD_MAX 600 /* card bytes: a PMI-1 put line stays under 1024 */
+#define TP_CAND_MAX 40  /* addresses read from one card */
+#define TP_NETS_MAX 32  /* own interface subnets remembered for matching */
+
+struct tp_tcp_addr {
+	char netid[64]; /* boot id + network namespace inode, "-" when unknown */
+	struct {
+		uint32_t addr, mask; /* host byte order */
+	} nets[TP_NETS_MAX];         /* own interfaces that are up, non-loopback */
+	int nnets;
+};
+
+struct tp_tcp_cand {
+	struct in_addr a;
+	int plen, lo, tried;
+};
+
+/* Fill ad (netid, own subnets) and write "PORT;NETID;A/L,..." (at most TP_CARD_MAX bytes) from
+ * LAMKIT_TCP_ADDR (comma-separated, optional /len) or the interfaces up and running. */
+void tp_tcp_card(struct tp_tcp_addr *ad, int port, char *card);
+/* Parse a card (changed in place) into cv[TP_CAND_MAX]; the count, or -1 if malformed. */
+int tp_tcp_card_parse(char *card, int *port, char **netid, struct tp_tcp_cand *cv);
+/* Next candidate to try: loopback first when same_net (skipped otherwise), then addresses on
+ * one of our subnets, then the rest in card order. Marks it tried; -1 when none is left. */
+int tp_tcp_next_cand(const struct tp_tcp_addr *ad, struct tp_tcp_cand *cv, int n, int same_net);
 
 #endif
