@@ -557,6 +557,24 @@ LK_MPI_FN(Attr_put, (MPI_Comm comm, int keyval, void *val))
 LK_MPI_FN(Attr_get, (MPI_Comm comm, int keyval, void *val, int *flag))
 LK_MPI_FN(Attr_delete, (MPI_Comm comm, int keyval))
 
+/* Fortran handle conversions (handles are the same integers in both languages; requests have
+ * no Fortran form here). */
+#define MPI_F_STATUS_SIZE 6
+#define LK_MPI_F2C(Kind, Type)                                                                     \
+	MPI_Fint MPI_##Kind##_c2f(Type h);                                                         \
+	MPI_Fint PMPI_##Kind##_c2f(Type h);                                                        \
+	Type MPI_##Kind##_f2c(MPI_Fint h);                                                         \
+	Type PMPI_##Kind##_f2c(MPI_Fint h);
+LK_MPI_F2C(Comm, MPI_Comm)
+LK_MPI_F2C(Group, MPI_Group)
+LK_MPI_F2C(Type, MPI_Datatype)
+LK_MPI_F2C(Op, MPI_Op)
+LK_MPI_F2C(Info, MPI_Info)
+LK_MPI_F2C(Errhandler, MPI_Errhandler)
+LK_MPI_FN(Status_c2f, (const MPI_Status *c, MPI_Fint *f))
+LK_MPI_FN(Status_f2c, (const MPI_Fint *f, MPI_Status *c))
+#undef LK_MPI_F2C
+
 #undef LK_MPI_FN
 
 #ifdef __cplusplus
