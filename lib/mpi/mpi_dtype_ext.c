@@ -312,7 +312,8 @@ static int ext_check(const char *rep, int count, MPI_Datatype type, MPI_Aint roo
 {
 	long long n;
 
-	MPII_CHECK_INIT("MPI_Pack_external");
+	if (!mpii.initialized || mpii.finalized)
+		return MPI_ERR_OTHER;
 	if (!check_rep(rep))
 		return MPI_ERR_ARG;
 	*dp = mpii_dt(type);
