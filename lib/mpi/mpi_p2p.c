@@ -99,6 +99,8 @@ static void bsend_done(struct lk_request *r)
 		u->cancelled = r->cancelled;
 		u->st.lk_cancelled = r->cancelled;
 		u->done = 1;
+		if (u->freed) /* MPI_Request_free while the cancel was pending */
+			mpii_req_free(u);
 	}
 }
 

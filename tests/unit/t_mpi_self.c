@@ -166,6 +166,14 @@ static void bsend_cancel(void)
 		MPI_Iprobe(0, 7, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
 		ok(!flag, "the cancelled message is gone");
 	}
+	/* freed while its cancel is pending: the copy still goes, its space still comes back */
+	MPI_Ibsend(msg, BIG, MPI_CHAR, 0, 7, MPI_COMM_SELF, &r);
+	MPI_Cancel(&r);
+	MPI_Request_free(&r);
+	MPI_Buffer_detach(&b, &bsize);
+	MPI_Buffer_attach(b, bsize);
+	MPI_Iprobe(0, 7, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+	ok(!flag, "a freed, cancelled buffered send is gone");
 	MPI_Bsend(msg, BIG, MPI_CHAR, 0, 8, MPI_COMM_SELF); /* needs all the space back */
 	MPI_Recv(msg, BIG, MPI_CHAR, 0, 8, MPI_COMM_SELF, MPI_STATUS_IGNORE);
 	MPI_Buffer_detach(&b, &bsize);
