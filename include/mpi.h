@@ -220,6 +220,8 @@ typedef struct MPI_Status {
 #define MPI_STATUS_IGNORE              ((MPI_Status *)1)
 #define MPI_STATUSES_IGNORE            ((MPI_Status *)1)
 #define MPI_ERRCODES_IGNORE            ((int *)0)
+#define MPI_UNWEIGHTED                 ((int *)1)
+#define MPI_WEIGHTS_EMPTY              ((int *)2)
 #define MPI_ARGV_NULL                  ((char **)0)
 
 /* Datatype combiners (MPI_Type_get_envelope). */
@@ -471,6 +473,16 @@ LK_MPI_FN(Graph_neighbors_count, (MPI_Comm comm, int rank, int *n))
 LK_MPI_FN(Graph_neighbors, (MPI_Comm comm, int rank, int maxn, int neighbors[]))
 LK_MPI_FN(Graph_map,
           (MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank))
+LK_MPI_FN(Dist_graph_create_adjacent,
+          (MPI_Comm old, int indegree, const int sources[], const int sourceweights[],
+           int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+           int reorder, MPI_Comm *out))
+LK_MPI_FN(Dist_graph_create,
+          (MPI_Comm old, int n, const int sources[], const int degrees[], const int destinations[],
+           const int weights[], MPI_Info info, int reorder, MPI_Comm *out))
+LK_MPI_FN(Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdegree, int *weighted))
+LK_MPI_FN(Dist_graph_neighbors, (MPI_Comm comm, int maxin, int sources[], int sourceweights[],
+                                 int maxout, int destinations[], int destweights[]))
 LK_MPI_FN(Comm_get_parent, (MPI_Comm * parent))
 LK_MPI_FN(Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out))
 LK_MPI_FN(Info_create, (MPI_Info * info))
@@ -556,6 +568,24 @@ LK_MPI_FN(Keyval_free, (int *keyval))
 LK_MPI_FN(Attr_put, (MPI_Comm comm, int keyval, void *val))
 LK_MPI_FN(Attr_get, (MPI_Comm comm, int keyval, void *val, int *flag))
 LK_MPI_FN(Attr_delete, (MPI_Comm comm, int keyval))
+
+/* Fortran handle conversions (handles are the same integers in both languages; requests have
+ * no Fortran form here). */
+#define MPI_F_STATUS_SIZE 6
+#define LK_MPI_F2C(Kind, Type)                                                                     \
+	MPI_Fint MPI_##Kind##_c2f(Type h);                                                         \
+	MPI_Fint PMPI_##Kind##_c2f(Type h);                                                        \
+	Type MPI_##Kind##_f2c(MPI_Fint h);                                                         \
+	Type PMPI_##Kind##_f2c(MPI_Fint h);
+LK_MPI_F2C(Comm, MPI_Comm)
+LK_MPI_F2C(Group, MPI_Group)
+LK_MPI_F2C(Type, MPI_Datatype)
+LK_MPI_F2C(Op, MPI_Op)
+LK_MPI_F2C(Info, MPI_Info)
+LK_MPI_F2C(Errhandler, MPI_Errhandler)
+LK_MPI_FN(Status_c2f, (const MPI_Status *c, MPI_Fint *f))
+LK_MPI_FN(Status_f2c, (const MPI_Fint *f, MPI_Status *c))
+#undef LK_MPI_F2C
 
 #undef LK_MPI_FN
 

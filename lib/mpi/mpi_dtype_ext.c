@@ -19,134 +19,99 @@ struct part {
 	int n, m; /* native bytes, external32 bytes */
 };
 
-/* One basic element as up to two scalars (a value-index pair, a complex number). Returns the
- * number of parts, 0 for a type external32 does not define. */
+/* Each basic type as up to two scalars (a value-index pair, a complex number); a type with
+ * no entry (m == 0) has no external32 form. */
+#define S(n, m)                                                                                    \
+	{                                                                                          \
+		K_SINT, n, m                                                                       \
+	}
+#define U(n, m)                                                                                    \
+	{                                                                                          \
+		K_UINT, n, m                                                                       \
+	}
+#define R(n)                                                                                       \
+	{                                                                                          \
+		K_RAW, n, n                                                                        \
+	}
+#define LD                                                                                         \
+	{                                                                                          \
+		K_LDBL, sizeof(long double), 16                                                    \
+	}
+static const struct part ext_map[64][2] = {
+    [MPI_CHAR] = {S(1, 1)},
+    [MPI_SIGNED_CHAR] = {S(1, 1)},
+    [MPI_UNSIGNED_CHAR] = {U(1, 1)},
+    [MPI_BYTE] = {U(1, 1)},
+    [MPI_WCHAR] = {U(sizeof(int), 2)},
+    [MPI_SHORT] = {S(2, 2)},
+    [MPI_UNSIGNED_SHORT] = {U(2, 2)},
+    [MPI_INT] = {S(4, 4)},
+    [MPI_UNSIGNED] = {U(4, 4)},
+    [MPI_LONG] = {S(sizeof(long), 4)},
+    [MPI_UNSIGNED_LONG] = {U(sizeof(long), 4)},
+    [MPI_LONG_LONG_INT] = {S(8, 8)},
+    [MPI_UNSIGNED_LONG_LONG] = {U(8, 8)},
+    [MPI_FLOAT] = {R(4)},
+    [MPI_DOUBLE] = {R(8)},
+    [MPI_LONG_DOUBLE] = {LD},
+    [MPI_PACKED] = {U(1, 1)},
+    [MPI_FLOAT_INT] = {R(4), S(4, 4)},
+    [MPI_DOUBLE_INT] = {R(8), S(4, 4)},
+    [MPI_LONG_INT] = {S(sizeof(long), 4), S(4, 4)},
+    [MPI_SHORT_INT] = {S(2, 2), S(4, 4)},
+    [MPI_2INT] = {S(4, 4), S(4, 4)},
+    [MPI_LONG_DOUBLE_INT] = {LD, S(4, 4)},
+    [MPI_INT8_T] = {S(1, 1)},
+    [MPI_INT16_T] = {S(2, 2)},
+    [MPI_INT32_T] = {S(4, 4)},
+    [MPI_INT64_T] = {S(8, 8)},
+    [MPI_UINT8_T] = {U(1, 1)},
+    [MPI_UINT16_T] = {U(2, 2)},
+    [MPI_UINT32_T] = {U(4, 4)},
+    [MPI_UINT64_T] = {U(8, 8)},
+    [MPI_C_BOOL] = {U(1, 1)},
+    [MPI_AINT] = {S(8, 8)},
+    [MPI_OFFSET] = {S(8, 8)},
+    [MPI_COUNT] = {S(8, 8)},
+    [MPI_C_FLOAT_COMPLEX] = {R(4), R(4)},
+    [MPI_C_DOUBLE_COMPLEX] = {R(8), R(8)},
+    [MPI_C_LONG_DOUBLE_COMPLEX] = {LD, LD},
+    [MPI_INTEGER] = {S(4, 4)},
+    [MPI_REAL] = {R(4)},
+    [MPI_DOUBLE_PRECISION] = {R(8)},
+    [MPI_COMPLEX] = {R(4), R(4)},
+    [MPI_DOUBLE_COMPLEX] = {R(8), R(8)},
+    [MPI_LOGICAL] = {S(4, 4)},
+    [MPI_CHARACTER] = {U(1, 1)},
+    [MPI_2INTEGER] = {S(4, 4), S(4, 4)},
+    [MPI_2REAL] = {R(4), R(4)},
+    [MPI_2DOUBLE_PRECISION] = {R(8), R(8)},
+    [MPI_INTEGER1] = {S(1, 1)},
+    [MPI_INTEGER2] = {S(2, 2)},
+    [MPI_INTEGER4] = {S(4, 4)},
+    [MPI_INTEGER8] = {S(8, 8)},
+    [MPI_REAL4] = {R(4)},
+    [MPI_REAL8] = {R(8)},
+    [MPI_COMPLEX8] = {R(4), R(4)},
+    [MPI_COMPLEX16] = {R(8), R(8)},
+    [MPI_CXX_BOOL] = {U(1, 1)},
+    [MPI_CXX_FLOAT_COMPLEX] = {R(4), R(4)},
+    [MPI_CXX_DOUBLE_COMPLEX] = {R(8), R(8)},
+    [MPI_CXX_LONG_DOUBLE_COMPLEX] = {LD, LD},
+};
+#undef S
+#undef U
+#undef R
+#undef LD
+
+/* The parts of basic type b into p; their number (0: no external32 form). */
 static int ext_parts(int b, struct part p[2])
 {
-	static const struct part sint = {K_SINT, 4, 4}, real = {K_RAW, 4, 4}, dbl = {K_RAW, 8, 8},
-	                         ldbl = {K_LDBL, sizeof(long double), 16};
-	const struct part *v = NULL, *w = NULL;
-	struct part one;
-
-	switch (b) {
-	case MPI_CHAR:
-	case MPI_SIGNED_CHAR:
-	case MPI_INT8_T:
-	case MPI_INTEGER1:
-		one = (struct part){K_SINT, 1, 1};
-		break;
-	case MPI_UNSIGNED_CHAR:
-	case MPI_BYTE:
-	case MPI_PACKED:
-	case MPI_UINT8_T:
-	case MPI_C_BOOL:
-	case MPI_CXX_BOOL:
-	case MPI_CHARACTER:
-		one = (struct part){K_UINT, 1, 1};
-		break;
-	case MPI_WCHAR:
-		one = (struct part){K_UINT, sizeof(int), 2};
-		break;
-	case MPI_SHORT:
-	case MPI_INT16_T:
-	case MPI_INTEGER2:
-		one = (struct part){K_SINT, 2, 2};
-		break;
-	case MPI_UNSIGNED_SHORT:
-	case MPI_UINT16_T:
-		one = (struct part){K_UINT, 2, 2};
-		break;
-	case MPI_INT:
-	case MPI_INT32_T:
-	case MPI_INTEGER:
-	case MPI_INTEGER4:
-	case MPI_LOGICAL:
-		one = sint;
-		break;
-	case MPI_UNSIGNED:
-	case MPI_UINT32_T:
-		one = (struct part){K_UINT, 4, 4};
-		break;
-	case MPI_LONG:
-		one = (struct part){K_SINT, sizeof(long), 4};
-		break;
-	case MPI_UNSIGNED_LONG:
-		one = (struct part){K_UINT, sizeof(long), 4};
-		break;
-	case MPI_LONG_LONG_INT:
-	case MPI_INT64_T:
-	case MPI_INTEGER8:
-	case MPI_AINT:
-	case MPI_OFFSET:
-	case MPI_COUNT:
-		one = (struct part){K_SINT, 8, 8};
-		break;
-	case MPI_UNSIGNED_LONG_LONG:
-	case MPI_UINT64_T:
-		one = (struct part){K_UINT, 8, 8};
-		break;
-	case MPI_FLOAT:
-	case MPI_REAL:
-	case MPI_REAL4:
-		one = real;
-		break;
-	case MPI_DOUBLE:
-	case MPI_DOUBLE_PRECISION:
-	case MPI_REAL8:
-		one = dbl;
-		break;
-	case MPI_LONG_DOUBLE:
-		one = ldbl;
-		break;
-	case MPI_C_FLOAT_COMPLEX:
-	case MPI_COMPLEX:
-	case MPI_COMPLEX8:
-	case MPI_CXX_FLOAT_COMPLEX:
-	case MPI_2REAL:
-		v = w = &real;
-		break;
-	case MPI_C_DOUBLE_COMPLEX:
-	case MPI_DOUBLE_COMPLEX:
-	case MPI_COMPLEX16:
-	case MPI_CXX_DOUBLE_COMPLEX:
-	case MPI_2DOUBLE_PRECISION:
-		v = w = &dbl;
-		break;
-	case MPI_C_LONG_DOUBLE_COMPLEX:
-	case MPI_CXX_LONG_DOUBLE_COMPLEX:
-		v = w = &ldbl;
-		break;
-	case MPI_2INT:
-	case MPI_2INTEGER:
-		v = w = &sint;
-		break;
-	case MPI_FLOAT_INT:
-		v = &real;
-		w = &sint;
-		break;
-	case MPI_DOUBLE_INT:
-		v = &dbl;
-		w = &sint;
-		break;
-	case MPI_LONG_DOUBLE_INT:
-		v = &ldbl;
-		w = &sint;
-		break;
-	case MPI_LONG_INT:
-		one = (struct part){K_SINT, sizeof(long), 4};
-		p[0] = one;
-		p[1] = sint;
-		return 2;
-	default:
+	if (b <= 0 || b >= 64 || !ext_map[b][0].m)
 		return 0;
-	}
-	if (!v) {
-		p[0] = one;
-		return 1;
-	}
-	p[0] = *v;
-	p[1] = *w;
-	return 2;
+	p[0] = ext_map[b][0];
+	p[1] = ext_map[b][1];
+	return p[1].m ? 2 : 1;
 }
 
 /* Native (little- or big-endian host) integer of n bytes <-> m big-endian bytes. */
@@ -312,7 +277,8 @@ static int ext_check(const char *rep, int count, MPI_Datatype type, MPI_Aint roo
 {
 	long long n;
 
-	MPII_CHECK_INIT("MPI_Pack_external");
+	if (!mpii.initialized || mpii.finalized)
+		return MPI_ERR_OTHER;
 	if (!check_rep(rep))
 		return MPI_ERR_ARG;
 	*dp = mpii_dt(type);

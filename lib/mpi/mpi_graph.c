@@ -34,6 +34,8 @@ int mpii_topo_copy(const struct mpii_comm *from, struct mpii_comm *to)
 		return mpii_cart_set(to, from->ndims, from->dims, from->periods);
 	if (from->topo == MPI_GRAPH)
 		return mpii_graph_set(to, from->nnodes, from->index, from->edges);
+	if (from->topo == MPI_DIST_GRAPH)
+		return mpii_dgraph_copy(from, to);
 	return 0;
 }
 

@@ -119,6 +119,8 @@ static inline int mpii_world_of(const struct mpii_comm *c, int r)
 int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *periods);
 /* Give c a graph topology (copies index[nnodes] and the edges). 0, or -1 (ENOMEM). */
 int mpii_graph_set(struct mpii_comm *c, int nnodes, const int *index, const int *edges);
+/* Copy a distributed graph topology (mpi_dgraph.c). 0, or -1 (ENOMEM). */
+int mpii_dgraph_copy(const struct mpii_comm *from, struct mpii_comm *to);
 /* Copy from's topology to to (MPI_Comm_dup). 0, or -1 (ENOMEM). */
 int mpii_topo_copy(const struct mpii_comm *from, struct mpii_comm *to);
 /* Drop a reference: the communicator is destroyed with the last one (MPI_Comm_free or the

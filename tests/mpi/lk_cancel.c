@@ -66,6 +66,8 @@ static void cancel_unmatched(int mode, int count, int tag)
 			MPI_Buffer_attach(b, n);
 			MPI_Bsend(big, BIG, MPI_CHAR, 1, 98, MPI_COMM_WORLD);
 			MPI_Bsend(big, BIG, MPI_CHAR, 1, 98, MPI_COMM_WORLD);
+			MPI_Buffer_detach(&b, &n); /* returns once both are delivered */
+			MPI_Buffer_attach(b, n);
 		}
 		MPI_Send(&marker, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
 	} else if (lk_rank == 1) {

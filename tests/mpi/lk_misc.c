@@ -172,9 +172,48 @@ static void test_misc(void)
 	         b[1]);
 }
 
+/* Fortran handles: a C handle survives c2f + f2c and still works; a status too. */
+static void test_f2c(void)
+{
+	MPI_Comm dup, c;
+	MPI_Group g;
+	MPI_Datatype t;
+	MPI_Info info;
+	MPI_Status st, st2;
+	MPI_Fint fst[16]; /* MPI_F_STATUS_SIZE or more (Open MPI 4.1 lacks the macro) */
+	int n = -1, cnt = -1, v = 3, w = 0;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	c = MPI_Comm_f2c(MPI_Comm_c2f(dup));
+	MPI_Comm_size(c, &n);
+	LK_CHECK(c == dup && n == lk_size, "comm through Fortran");
+	MPI_Comm_group(dup, &g);
+	LK_CHECK(MPI_Group_f2c(MPI_Group_c2f(g)) == g, "group through Fortran");
+	MPI_Type_contiguous(2, MPI_INT, &t);
+	LK_CHECK(MPI_Type_f2c(MPI_Type_c2f(t)) == t &&
+	             MPI_Type_f2c(MPI_Type_c2f(MPI_INT)) == MPI_INT,
+	         "type through Fortran");
+	LK_CHECK(MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_SUM, "op through Fortran");
+	MPI_Info_create(&info);
+	LK_CHECK(MPI_Info_f2c(MPI_Info_c2f(info)) == info, "info through Fortran");
+	LK_CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN,
+	         "errhandler through Fortran");
+	MPI_Sendrecv(&v, 1, MPI_INT, lk_rank, 4, &w, 1, MPI_INT, lk_rank, 4, c, &st);
+	MPI_Status_c2f(&st, fst);
+	MPI_Status_f2c(fst, &st2);
+	MPI_Get_count(&st2, MPI_INT, &cnt);
+	LK_CHECK(w == 3 && cnt == 1 && st2.MPI_SOURCE == lk_rank && st2.MPI_TAG == 4,
+	         "status through Fortran");
+	MPI_Info_free(&info);
+	MPI_Type_free(&t);
+	MPI_Group_free(&g);
+	MPI_Comm_free(&dup);
+}
+
 int main(int argc, char **argv)
 {
 	lk_init(&argc, &argv, "lk_misc");
+	test_f2c();
 	test_fortran_types();
 	test_pairs();
 	test_attrs();

@@ -111,6 +111,91 @@ static void test_dims(void)
 	int d[2] = {0, 3};
 	MPI_Dims_create(24, 2, d);
 	LK_CHECK(d[0] == 8 && d[1] == 3, "dims_create with a fixed dim: %d %d", d[0], d[1]);
+	/* two splits with the same spread: MPICH's choice (the larger smallest factor) */
+	int d4[4] = {0, 0, 0, 0};
+	MPI_Dims_create(590520, 4, d4);
+	LK_CHECK(d4[0] == 38 && d4[1] == 37 && d4[2] == 21 && d4[3] == 20,
+	         "dims_create(590520, 4): %d %d %d %d", d4[0], d4[1], d4[2], d4[3]);
+}
+
+/* MPI_UNWEIGHTED through a volatile: gcc 12 takes the constant for an empty array and warns. */
+static int *volatile unweighted;
+
+/* Weight of the edge a -> b of a test graph (0: no edge); self edges included. */
+static int edge_w(int a, int b)
+{
+	return (a + b) % 3 ? 0 : 10 * a + b + 1;
+}
+
+/* The neighbours of this rank in c must be exactly those of edge_w (order free). */
+static void check_dgraph(MPI_Comm c, int weighted, const char *what)
+{
+	int in = -1, out = -1, w = -1, st = -1, nin = 0, nout = 0;
+	int *src = malloc(sizeof(int) * (size_t)lk_size * 4), *sw = src + lk_size;
+	int *dst = sw + lk_size, *dw = dst + lk_size;
+
+	MPI_Topo_test(c, &st);
+	MPI_Dist_graph_neighbors_count(c, &in, &out, &w);
+	for (int j = 0; j < lk_size; j++) {
+		nin += edge_w(j, lk_rank) != 0;
+		nout += edge_w(lk_rank, j) != 0;
+	}
+	LK_CHECK(st == MPI_DIST_GRAPH && in == nin && out == nout && w == weighted,
+	         "%s: topo %d in %d/%d out %d/%d weighted %d", what, st, in, nin, out, nout, w);
+	MPI_Dist_graph_neighbors(c, in, src, weighted ? sw : unweighted, out, dst,
+	                         weighted ? dw : unweighted);
+	for (int i = 0; i < in && i < nin; i++)
+		LK_CHECK(edge_w(src[i], lk_rank) && (!weighted || sw[i] == edge_w(src[i], lk_rank)),
+		         "%s: source %d weight %d", what, src[i], sw[i]);
+	for (int i = 0; i < out && i < nout; i++)
+		LK_CHECK(edge_w(lk_rank, dst[i]) && (!weighted || dw[i] == edge_w(lk_rank, dst[i])),
+		         "%s: destination %d weight %d", what, dst[i], dw[i]);
+	free(src);
+}
+
+static void test_dist_graph(void)
+{
+	int n = lk_size, *src = malloc(sizeof(int) * (size_t)n * (4 + 2 * n)), *sw = src + n;
+	int *deg = sw + n, *one = deg + n, *dst = one + n, *dw = dst + n * n, in = 0, out = 0;
+	MPI_Comm c, dup;
+
+	for (int j = 0; j < n; j++) {
+		if (edge_w(j, lk_rank))
+			src[in] = j, sw[in++] = edge_w(j, lk_rank);
+		if (edge_w(lk_rank, j))
+			dst[out] = j, dw[out++] = edge_w(lk_rank, j);
+	}
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, in, src, sw, out, dst, dw, MPI_INFO_NULL, 0,
+	                               &c);
+	check_dgraph(c, 1, "adjacent");
+	MPI_Comm_dup(c, &dup);
+	check_dgraph(dup, 1, "dup of adjacent");
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&c);
+	unweighted = MPI_UNWEIGHTED;
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, in, src, unweighted, out, dst, unweighted,
+	                               MPI_INFO_NULL, 0, &c);
+	check_dgraph(c, 0, "adjacent unweighted");
+	MPI_Comm_free(&c);
+	/* general form, each rank naming its incoming edges (one source each) */
+	for (int i = 0; i < in; i++)
+		deg[i] = 1, one[i] = lk_rank;
+	MPI_Dist_graph_create(MPI_COMM_WORLD, in, src, deg, one, sw, MPI_INFO_NULL, 1, &c);
+	check_dgraph(c, 1, "create from incoming edges");
+	MPI_Comm_free(&c);
+	/* general form, rank 0 naming every edge */
+	int k = 0, ns = 0;
+	for (int a = 0; lk_rank == 0 && a < n; a++) {
+		deg[ns] = 0;
+		for (int b = 0; b < n; b++)
+			if (edge_w(a, b))
+				dst[k] = b, dw[k++] = edge_w(a, b), deg[ns]++;
+		src[ns++] = a;
+	}
+	MPI_Dist_graph_create(MPI_COMM_WORLD, ns, src, deg, dst, dw, MPI_INFO_NULL, 0, &c);
+	check_dgraph(c, 1, "create from rank 0");
+	MPI_Comm_free(&c);
+	free(src);
 }
 
 int main(int argc, char **argv)
@@ -126,5 +211,6 @@ int main(int argc, char **argv)
 	test_maps();
 	test_cart_zero();
 	test_dims();
+	test_dist_graph();
 	return lk_finish();
 }

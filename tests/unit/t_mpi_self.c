@@ -135,6 +135,95 @@ static void reductions(void)
 	ok(io[1] == 5, "allreduce on one rank");
 }
 
+/* Buffered sends to self withdrawn before the receive is posted: eager and rendezvous, by
+ * MPI_Ibsend and by a persistent MPI_Bsend_init; the buffer space comes back each time. */
+static void bsend_cancel(void)
+{
+	enum { BIG = 1 << 20 };
+	int bsize = BIG + MPI_BSEND_OVERHEAD, n, flag, sizes[2] = {16, BIG};
+	char *buf = malloc((size_t)bsize), *msg = calloc(BIG, 1);
+	void *b;
+	MPI_Request r;
+	MPI_Status st;
+
+	MPI_Buffer_attach(buf, bsize);
+	for (int k = 0; k < 4; k++) {
+		n = sizes[k % 2];
+		if (k < 2) {
+			MPI_Ibsend(msg, n, MPI_CHAR, 0, 7, MPI_COMM_SELF, &r);
+		} else {
+			MPI_Bsend_init(msg, n, MPI_CHAR, 0, 7, MPI_COMM_SELF, &r);
+			MPI_Start(&r);
+		}
+		MPI_Cancel(&r);
+		MPI_Wait(&r, &st);
+		flag = 0;
+		MPI_Test_cancelled(&st, &flag);
+		ok(flag, "buffered send of %d bytes (%s) cancelled", n,
+		   k < 2 ? "Ibsend" : "persistent");
+		if (k >= 2)
+			MPI_Request_free(&r);
+		MPI_Iprobe(0, 7, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+		ok(!flag, "the cancelled message is gone");
+	}
+	/* freed while its cancel is pending: the copy still goes, its space still comes back */
+	MPI_Ibsend(msg, BIG, MPI_CHAR, 0, 7, MPI_COMM_SELF, &r);
+	MPI_Cancel(&r);
+	MPI_Request_free(&r);
+	MPI_Buffer_detach(&b, &bsize);
+	MPI_Buffer_attach(b, bsize);
+	MPI_Iprobe(0, 7, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+	ok(!flag, "a freed, cancelled buffered send is gone");
+	MPI_Bsend(msg, BIG, MPI_CHAR, 0, 8, MPI_COMM_SELF); /* needs all the space back */
+	MPI_Recv(msg, BIG, MPI_CHAR, 0, 8, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+	MPI_Buffer_detach(&b, &bsize);
+	ok(b == buf, "detach");
+	free(buf);
+	free(msg);
+}
+
+static int greq_query(void *extra, MPI_Status *st)
+{
+	(void)extra;
+	MPI_Status_set_elements(st, MPI_BYTE, 3);
+	return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+	++*(int *)extra;
+	return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+	(void)extra;
+	(void)complete;
+	return MPI_SUCCESS;
+}
+
+static void greq_and_external32(void)
+{
+	int frees = 0, flag = -1, cnt = -1, v[2] = {0x01020304, -1}, w[2];
+	MPI_Request r;
+	MPI_Status st;
+	unsigned char x[8];
+	MPI_Aint pos = 0;
+
+	MPI_Grequest_start(greq_query, greq_free, greq_cancel, &frees, &r);
+	MPI_Test(&r, &flag, &st);
+	ok(!flag, "generalized request pending");
+	MPI_Grequest_complete(r);
+	MPI_Test(&r, &flag, &st);
+	MPI_Get_count(&st, MPI_BYTE, &cnt);
+	ok(flag && cnt == 3 && frees == 1 && r == MPI_REQUEST_NULL, "generalized request done");
+	MPI_Pack_external("external32", v, 2, MPI_INT, x, 8, &pos);
+	ok(pos == 8 && x[0] == 1 && x[3] == 4 && x[4] == 0xff, "external32 is big-endian");
+	pos = 0;
+	MPI_Unpack_external("external32", x, 8, &pos, w, 2, MPI_INT);
+	ok(w[0] == v[0] && w[1] == -1, "external32 round trip");
+}
+
 int main(int argc, char **argv)
 {
 	int size = 0, flag = 0;
@@ -145,6 +234,8 @@ int main(int argc, char **argv)
 	matching();
 	datatypes();
 	reductions();
+	bsend_cancel();
+	greq_and_external32();
 	ok(MPI_Finalize() == MPI_SUCCESS, "finalize");
 	MPI_Finalized(&flag);
 	ok(flag, "finalized");
