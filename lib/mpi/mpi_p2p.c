@@ -317,9 +317,13 @@ static void on_cts(const struct hdr *h)
 	const char *src = r->tmp ? r->tmp : mpii_at(r->buf, r->d->true_lb);
 	size_t frag = tp_frag_max(mpii.tp, r->wpeer);
 	struct hdr d = {.type = H_DATA, .addr = h->addr};
+	/* The short piece goes first and the last fragment is a full one: a full fragment that has
+	 * to wait is kept by reference and reported through mpii_on_sent once every fragment
+	 * before it has left. A short last one would be copied into the queue and count as sent
+	 * while earlier queued fragments still point into the caller's buffer. */
+	size_t n = r->bytes % frag ? r->bytes % frag : frag;
 
-	for (size_t off = 0; off < r->bytes; off += frag) {
-		size_t n = r->bytes - off < frag ? r->bytes - off : frag;
+	for (size_t off = 0; off < r->bytes; off += n, n = frag) {
 		int last = off + n >= r->bytes, rc;
 
 		d.off = off;
