@@ -58,6 +58,10 @@ static void test_order_unexpected(void)
 		MPI_Wait(&rq[k], MPI_STATUS_IGNORE);
 		free(sb[k]);
 	}
+	/* A sender whose messages are all received may start the next test while rank 0 still
+	 * waits for another sender's; its ANY_SOURCE receive would then rightly take that newer
+	 * message. Nobody goes on until rank 0 has them all. */
+	MPI_Barrier(MPI_COMM_WORLD);
 	free(buf);
 }
 
