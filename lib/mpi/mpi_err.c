@@ -147,12 +147,21 @@ static void string_of(int code, char *out, size_t len)
 		snprintf(out, len, "error code %d", code);
 }
 
+static char detail[MPI_MAX_ERROR_STRING];
+
+void mpii_err_detail(const char *why)
+{
+	snprintf(detail, sizeof(detail), "%s", why ? why : "");
+}
+
 int mpii_err(struct mpii_comm *c, int code, const char *fn)
 {
 	struct errh *e;
-	char msg[MPI_MAX_ERROR_STRING];
+	char msg[MPI_MAX_ERROR_STRING], why[MPI_MAX_ERROR_STRING];
 	MPI_Comm h;
 
+	memcpy(why, detail, sizeof(why)); /* this error's detail, if any: used once */
+	detail[0] = '\0';
 	if (code == MPI_SUCCESS)
 		return code;
 	if (!c)
@@ -165,7 +174,10 @@ int mpii_err(struct mpii_comm *c, int code, const char *fn)
 		e->fn(&h, &code, NULL);
 		return code;
 	}
-	string_of(code, msg, sizeof(msg));
+	if (why[0])
+		memcpy(msg, why, sizeof(msg));
+	else
+		string_of(code, msg, sizeof(msg));
 	fprintf(stderr, "lamkit MPI: rank %d: %s: %s (fatal)\n", mpii.rank, fn, msg);
 	if (mpii.initialized && !mpii.finalized && mpii.size > 1)
 		PMI_Abort(code, msg);

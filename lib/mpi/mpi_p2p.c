@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mpii.h"
+#include "pmi.h"
 
 /* Wire header (doc/PROTOCOL-mpi-wire.md). Only the first hlen bytes travel. */
 enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK, H_CXL, H_CXLACK };
@@ -126,9 +128,29 @@ void mpii_complete(struct lk_request *r)
 		mpii_req_free(r);
 }
 
+/* A tp_send failed: the transport's own line (it names both ranks and the addresses tried)
+ * goes with the MPI_ERR_OTHER the caller reports. */
+static int send_failed(void)
+{
+	mpii_err_detail(tp_error(mpii.tp));
+	return MPI_ERR_OTHER;
+}
+
+/* The transport failed where no MPI call can return the error (progress, control messages).
+ * The user's error handler sees it, but the job cannot go on without that peer: if the
+ * handler returns, end it anyway. */
 static void fatal_tp(void)
 {
-	mpii_err(NULL, MPI_ERR_OTHER, "transport");
+	const char *why = tp_error(mpii.tp);
+
+	if (!why || !*why)
+		why = "transport failure";
+	mpii_err_detail(why);
+	mpii_err(NULL, MPI_ERR_OTHER, "progress");
+	fprintf(stderr, "lamkit MPI: rank %d: %s (fatal)\n", mpii.rank, why);
+	if (mpii.size > 1)
+		PMI_Abort(MPI_ERR_OTHER, why);
+	_exit(MPI_ERR_OTHER);
 }
 
 static void ctl_send(int wpeer, struct hdr *h, size_t hlen)
@@ -530,7 +552,7 @@ static int send_start(struct lk_request *r)
 			h.sreq = r->cid = (++send_seq << 1) | 1;
 		int rc = tp_send(mpii.tp, r->wpeer, &h, HLEN_SYNC, src, r->bytes, NULL);
 		if (rc < 0)
-			return MPI_ERR_OTHER;
+			return send_failed();
 		if (h.flags == HF_SREQ)
 			mpii_complete(r);
 		backpressure();
@@ -538,7 +560,7 @@ static int send_start(struct lk_request *r)
 	}
 	h.type = H_RTS;
 	h.addr = tp_can_get(mpii.tp, r->wpeer) ? (uint64_t)(uintptr_t)src : 0;
-	return tp_send(mpii.tp, r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? MPI_ERR_OTHER
+	return tp_send(mpii.tp, r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? send_failed()
 	                                                                   : MPI_SUCCESS;
 }
 
@@ -616,7 +638,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 			                .len = bytes};
 			if (tp_send(mpii.tp, w, &h, HLEN_EAGER, mpii_at(buf, d->true_lb), bytes,
 			            NULL) < 0)
-				return MPI_ERR_OTHER;
+				return send_failed();
 			backpressure();
 			return MPI_SUCCESS;
 		}

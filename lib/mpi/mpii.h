@@ -226,6 +226,9 @@ void mpii_op_fini(void);
 /* ---- errors ---- */
 /* Report code on comm (NULL = world) through its error handler; returns code if it returns. */
 int mpii_err(struct mpii_comm *c, int code, const char *fn);
+/* Say why the next error reported is happening (e.g. the transport's line naming the peer and
+ * the addresses tried): the next mpii_err prints and aborts with it instead of the class text. */
+void mpii_err_detail(const char *why);
 void mpii_err_fini(void);
 
 /* ---- attributes ---- */

@@ -343,11 +343,8 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (c->st == C_NONE && start_connect(t, peer) < 0) {
-		/* The layer above has no way yet to show why; this failure ends the job. */
-		fprintf(stderr, "lamkit: %s\n", t->tp->err);
-		return -1;
-	}
+	if (c->st == C_NONE && start_connect(t, peer) < 0)
+		return -1; /* why is in tp_error() */
 	if (c->st == C_UP && !c->q.head) {
 		uint32_t pre[2] = {(uint32_t)hlen, (uint32_t)len};
 		struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
@@ -600,7 +597,6 @@ static int fail_peer(struct tp_tcp *t, int peer)
 {
 	snprintf(t->tp->err, sizeof(t->tp->err), "tcp: rank %d: connection to rank %d: %s",
 	         t->tp->cfg.rank, peer, strerror(errno));
-	fprintf(stderr, "lamkit: %s\n", t->tp->err);
 	errno = EPIPE;
 	return -1;
 }

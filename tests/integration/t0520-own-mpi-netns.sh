@@ -80,7 +80,7 @@ t0=$(date +%s)
 out=$(LAMKIT_TCP_ADDR=$S.99 LAMKIT_TCP_CONNECT_MS=1000 LKX_TIMEOUT=60 lkx -n 6 "$D/ring" 1 2>&1); rc=$?
 dt=$(($(date +%s) - t0))
 ok "$([ "$rc" -ne 0 ]; echo $?)" "unreachable peer: the job fails (exit $rc)"
-like "$out" "lamkit: tcp: rank [0-5] cannot reach rank [0-5]: $S\.99:[0-9]+ \((timed out|No route to host)\)" \
+like "$out" "lamkit MPI: rank [0-5]: [A-Za-z_]+: tcp: rank [0-5] cannot reach rank [0-5]: $S\.99:[0-9]+ \((timed out|No route to host)\)" \
 	"one line names the rank, the peer and the address tried"
 ok "$([ "$dt" -le 20 ]; echo $?)" "and it fails within 20 s ($dt s)"
 
