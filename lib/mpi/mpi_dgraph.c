@@ -206,21 +206,12 @@ int PMPI_Dist_graph_create(MPI_Comm old, int n, const int sources[], const int d
 	return rc == MPI_SUCCESS ? rc : mpii_err(c, rc, fn);
 }
 
-static struct mpii_comm *dgraph(MPI_Comm comm, const char *fn, int *rc)
-{
-	struct mpii_comm *c = mpii_comm(comm);
-
-	*rc = !c ? MPI_ERR_COMM : c->topo != MPI_DIST_GRAPH ? MPI_ERR_TOPOLOGY : MPI_SUCCESS;
-	if (*rc != MPI_SUCCESS)
-		mpii_err(c, *rc, fn);
-	return *rc == MPI_SUCCESS ? c : NULL;
-}
-
 MPII_ALIAS(Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
 	int rc;
-	struct mpii_comm *c = dgraph(comm, "MPI_Dist_graph_neighbors_count", &rc);
+	struct mpii_comm *c =
+	    mpii_topo_comm(comm, MPI_DIST_GRAPH, "MPI_Dist_graph_neighbors_count", &rc);
 
 	if (!c)
 		return rc;
@@ -235,7 +226,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxin, int sources[], int sourc
                               int maxout, int destinations[], int destweights[])
 {
 	int rc, in, out;
-	struct mpii_comm *c = dgraph(comm, "MPI_Dist_graph_neighbors", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_DIST_GRAPH, "MPI_Dist_graph_neighbors", &rc);
 	const int *ed;
 
 	if (!c)

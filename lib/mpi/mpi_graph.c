@@ -72,21 +72,11 @@ int PMPI_Graph_create(MPI_Comm old, int nnodes, const int index[], const int edg
 	return MPI_SUCCESS;
 }
 
-static struct mpii_comm *graph(MPI_Comm comm, const char *fn, int *rc)
-{
-	struct mpii_comm *c = mpii_comm(comm);
-
-	*rc = !c ? MPI_ERR_COMM : c->topo != MPI_GRAPH ? MPI_ERR_TOPOLOGY : MPI_SUCCESS;
-	if (*rc != MPI_SUCCESS)
-		mpii_err(c, *rc, fn);
-	return *rc == MPI_SUCCESS ? c : NULL;
-}
-
 MPII_ALIAS(Graphdims_get)
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
 	int rc;
-	struct mpii_comm *c = graph(comm, "MPI_Graphdims_get", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_GRAPH, "MPI_Graphdims_get", &rc);
 
 	if (!c)
 		return rc;
@@ -99,7 +89,7 @@ MPII_ALIAS(Graph_get)
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
 	int rc, ne;
-	struct mpii_comm *c = graph(comm, "MPI_Graph_get", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_GRAPH, "MPI_Graph_get", &rc);
 
 	if (!c)
 		return rc;
@@ -116,7 +106,7 @@ MPII_ALIAS(Graph_neighbors_count)
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *n)
 {
 	int rc;
-	struct mpii_comm *c = graph(comm, "MPI_Graph_neighbors_count", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_GRAPH, "MPI_Graph_neighbors_count", &rc);
 
 	if (!c)
 		return rc;
@@ -130,7 +120,7 @@ MPII_ALIAS(Graph_neighbors)
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxn, int neighbors[])
 {
 	int rc, first, n;
-	struct mpii_comm *c = graph(comm, "MPI_Graph_neighbors", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_GRAPH, "MPI_Graph_neighbors", &rc);
 
 	if (!c)
 		return rc;

@@ -171,11 +171,11 @@ int PMPI_Cart_create(MPI_Comm old, int ndims, const int dims[], const int period
 	return MPI_SUCCESS;
 }
 
-static struct mpii_comm *cart(MPI_Comm comm, const char *fn, int *rc)
+struct mpii_comm *mpii_topo_comm(MPI_Comm comm, int topo, const char *fn, int *rc)
 {
 	struct mpii_comm *c = mpii_comm(comm);
 
-	*rc = !c ? MPI_ERR_COMM : c->topo != MPI_CART ? MPI_ERR_TOPOLOGY : MPI_SUCCESS;
+	*rc = !c ? MPI_ERR_COMM : c->topo != topo ? MPI_ERR_TOPOLOGY : MPI_SUCCESS;
 	if (*rc != MPI_SUCCESS)
 		mpii_err(c, *rc, fn);
 	return *rc == MPI_SUCCESS ? c : NULL;
@@ -185,7 +185,7 @@ MPII_ALIAS(Cartdim_get)
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
 	int rc;
-	struct mpii_comm *c = cart(comm, "MPI_Cartdim_get", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_CART, "MPI_Cartdim_get", &rc);
 
 	if (c)
 		*ndims = c->ndims;
@@ -204,7 +204,7 @@ MPII_ALIAS(Cart_coords)
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
 	int rc, *tmp;
-	struct mpii_comm *c = cart(comm, "MPI_Cart_coords", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_CART, "MPI_Cart_coords", &rc);
 
 	if (!c)
 		return rc;
@@ -223,7 +223,7 @@ MPII_ALIAS(Cart_get)
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
 	int rc, n;
-	struct mpii_comm *c = cart(comm, "MPI_Cart_get", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_CART, "MPI_Cart_get", &rc);
 
 	if (!c)
 		return rc;
@@ -237,7 +237,7 @@ MPII_ALIAS(Cart_rank)
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
 	int rc, r = 0;
-	struct mpii_comm *c = cart(comm, "MPI_Cart_rank", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_CART, "MPI_Cart_rank", &rc);
 
 	if (!c)
 		return rc;
@@ -273,7 +273,7 @@ MPII_ALIAS(Cart_shift)
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *source, int *dest)
 {
 	int rc, *me;
-	struct mpii_comm *c = cart(comm, "MPI_Cart_shift", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_CART, "MPI_Cart_shift", &rc);
 
 	if (!c)
 		return rc;
@@ -293,7 +293,7 @@ MPII_ALIAS(Cart_sub)
 int PMPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *out)
 {
 	int rc, color = 0, key = 0, nd = 0, *me, *dims, *per;
-	struct mpii_comm *c = cart(comm, "MPI_Cart_sub", &rc);
+	struct mpii_comm *c = mpii_topo_comm(comm, MPI_CART, "MPI_Cart_sub", &rc);
 
 	if (!c)
 		return rc;

@@ -121,6 +121,9 @@ int mpii_cart_set(struct mpii_comm *c, int ndims, const int *dims, const int *pe
 int mpii_graph_set(struct mpii_comm *c, int nnodes, const int *index, const int *edges);
 /* Copy a distributed graph topology (mpi_dgraph.c). 0, or -1 (ENOMEM). */
 int mpii_dgraph_copy(const struct mpii_comm *from, struct mpii_comm *to);
+/* comm, if it has topology `topo` (MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH); else NULL with *rc
+ * MPI_ERR_COMM or MPI_ERR_TOPOLOGY, reported to the error handler as from fn. */
+struct mpii_comm *mpii_topo_comm(MPI_Comm comm, int topo, const char *fn, int *rc);
 /* Copy from's topology to to (MPI_Comm_dup). 0, or -1 (ENOMEM). */
 int mpii_topo_copy(const struct mpii_comm *from, struct mpii_comm *to);
 /* Drop a reference: the communicator is destroyed with the last one (MPI_Comm_free or the
