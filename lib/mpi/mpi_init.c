@@ -158,9 +158,9 @@ int PMPI_Finalize(void)
 	/* Everything we sent must have left before the others may tear down; sockets are
 	 * closed only after the barrier so no peer still has data in flight towards us. */
 	while (mpii.bsend_pending)
-		mpii_progress();
+		mpii_progress_wait();
 	for (double t0 = PMPI_Wtime(); tp_queued(mpii.tp) && PMPI_Wtime() - t0 < 10.0;)
-		mpii_progress();
+		mpii_progress_wait();
 	if (mpii.size > 1)
 		PMI_Barrier();
 	tp_destroy(mpii.tp, 0);

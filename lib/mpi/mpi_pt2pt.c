@@ -373,7 +373,7 @@ int PMPI_Probe(int peer, int tag, MPI_Comm comm, MPI_Status *status)
 		return MPI_SUCCESS;
 	}
 	while (!mpii_probe(c->ctx, peer, tag, status))
-		mpii_progress();
+		mpii_progress_wait();
 	return MPI_SUCCESS;
 }
 
@@ -391,7 +391,7 @@ MPII_ALIAS(Buffer_detach)
 int PMPI_Buffer_detach(void *bufp, int *size)
 {
 	while (mpii.bsend_pending)
-		mpii_progress();
+		mpii_progress_wait();
 	*(void **)bufp = mpii.bsend_buf;
 	*size = (int)mpii.bsend_size;
 	mpii.bsend_buf = NULL;

@@ -60,7 +60,7 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 
 	if (!inactive(r))
 		while (!r->done)
-			mpii_progress();
+			mpii_progress_wait();
 	return mpii_err(c, finish(req, status), "MPI_Wait");
 }
 
@@ -104,7 +104,7 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status *sts)
 		struct lk_request *r = reqs[i];
 		if (!inactive(r))
 			while (!r->done)
-				mpii_progress();
+				mpii_progress_wait();
 	}
 	return finish_all(n, reqs, sts, "MPI_Waitall");
 }
@@ -145,7 +145,10 @@ static int any(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st,
 	struct mpii_comm *c;
 
 	while (k == -1) {
-		mpii_progress();
+		if (block)
+			mpii_progress_wait();
+		else
+			mpii_progress();
 		k = scan_any(n, reqs);
 		if (!block)
 			break;
@@ -185,7 +188,7 @@ static int some(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status 
 
 	k = scan_any(n, reqs);
 	while (k == -1 && block) {
-		mpii_progress();
+		mpii_progress_wait();
 		k = scan_any(n, reqs);
 	}
 	if (k == -1 && !block) {

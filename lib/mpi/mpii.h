@@ -210,8 +210,11 @@ int mpii_greq_free(struct lk_request *r);
 void mpii_cancel_bsend(struct lk_request *u);
 /* Search the unexpected queue: 1 and *st filled if a message matches. */
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
-/* One progress step (yields when oversubscribed and idle). */
+/* One progress step, for calls that return at once (MPI_Test, MPI_Iprobe, ...): when
+ * oversubscribed, yields only after many empty polls in a row. */
 void mpii_progress(void);
+/* One progress step inside a blocking wait: when oversubscribed and idle, yields or sleeps. */
+void mpii_progress_wait(void);
 /* Request finished: marks done and releases a freed request. */
 void mpii_complete(struct lk_request *r);
 
