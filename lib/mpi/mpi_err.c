@@ -160,10 +160,10 @@ int mpii_err(struct mpii_comm *c, int code, const char *fn)
 	char msg[MPI_MAX_ERROR_STRING], why[MPI_MAX_ERROR_STRING];
 	MPI_Comm h;
 
+	if (code == MPI_SUCCESS) /* the end of every MPI call: nothing more to do */
+		return code;
 	memcpy(why, detail, sizeof(why)); /* this error's detail, if any: used once */
 	detail[0] = '\0';
-	if (code == MPI_SUCCESS)
-		return code;
 	if (!c)
 		c = mpii_comm(MPI_COMM_WORLD);
 	e = errh_get(c ? c->errh : MPI_ERRORS_ARE_FATAL);
