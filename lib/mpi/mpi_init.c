@@ -161,6 +161,7 @@ int PMPI_Finalize(void)
 		mpii_progress_wait();
 	for (double t0 = PMPI_Wtime(); tp_queued(mpii.tp) && PMPI_Wtime() - t0 < 10.0;)
 		mpii_progress_wait();
+	tp_flush(mpii.tp, 10000); /* udp: every packet acknowledged, a FIN from each peer */
 	if (mpii.size > 1)
 		PMI_Barrier();
 	tp_destroy(mpii.tp, 0);

@@ -67,31 +67,49 @@ void tp_frag_done(tp_t *tp, struct tp_frag *f)
 	free(f);
 }
 
-static int want_tcp_locally(void)
+/* LAMKIT_TP: the job's transport policy. "auto" (or unset) = shm inside a node, tcp across;
+ * "shm+tcp", "shm+udp" say it explicitly; "tcp" or "udp" alone force that path between every
+ * pair of ranks, on one node too. Sets *local and *remote; -1 on a value it does not know. */
+static int tp_policy(enum tp_kind *local, enum tp_kind *remote)
 {
 	const char *e = getenv("LAMKIT_TP");
 
-	return e && strcmp(e, "tcp") == 0;
+	*local = TP_SHM;
+	*remote = TP_TCP;
+	if (!e || !*e || !strcmp(e, "auto") || !strcmp(e, "shm+tcp"))
+		return 0;
+	if (!strcmp(e, "shm+udp")) {
+		*remote = TP_UDP;
+		return 0;
+	}
+	if (!strcmp(e, "tcp") || !strcmp(e, "udp")) {
+		*local = *remote = e[0] == 't' ? TP_TCP : TP_UDP;
+		return 0;
+	}
+	return -1;
 }
 
-/* Fill kind[] and slot[] from the local rank list; returns whether tcp is needed. */
-static int choose_paths(tp_t *tp)
+/* Fill kind[] and slot[] from the local rank list. */
+static void choose_paths(tp_t *tp, enum tp_kind local, enum tp_kind remote)
 {
-	int force_tcp = want_tcp_locally(), need_tcp = 0;
-
 	for (int r = 0; r < tp->cfg.size; r++) {
-		tp->kind[r] = TP_TCP;
+		tp->kind[r] = (uint8_t)remote;
 		tp->slot[r] = -1;
 	}
 	for (int i = 0; i < tp->cfg.nlocal; i++) {
 		int r = tp->local_ranks[i];
-		tp->kind[r] = force_tcp ? TP_TCP : TP_SHM;
+		tp->kind[r] = (uint8_t)local;
 		tp->slot[r] = i;
 	}
 	tp->kind[tp->cfg.rank] = TP_SELF;
+}
+
+static int uses(const tp_t *tp, enum tp_kind k)
+{
 	for (int r = 0; r < tp->cfg.size; r++)
-		need_tcp |= tp->kind[r] == TP_TCP;
-	return need_tcp;
+		if (tp->kind[r] == k)
+			return 1;
+	return 0;
 }
 
 static int check_cfg(const struct tp_cfg *cfg, char *err, size_t errlen)
@@ -124,11 +142,19 @@ static int check_cfg(const struct tp_cfg *cfg, char *err, size_t errlen)
 tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 {
 	tp_t *tp;
-	int need_tcp, nlocal_shm;
+	enum tp_kind local, remote;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (check_cfg(cfg, err, errlen) < 0)
 		return NULL;
+	if (tp_policy(&local, &remote) < 0) {
+		snprintf(err, errlen,
+		         "tp: LAMKIT_TP='%s': expected auto, shm+tcp, shm+udp, tcp or udp (mpiexec "
+		         "--tp)",
+		         getenv("LAMKIT_TP"));
+		errno = EINVAL;
+		return NULL;
+	}
 	tp = calloc(1, sizeof(*tp));
 	if (!tp)
 		goto nomem;
@@ -140,17 +166,21 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 		goto nomem;
 	memcpy(tp->local_ranks, cfg->local_ranks, sizeof(int) * (size_t)cfg->nlocal);
 	tp->cfg.local_ranks = tp->local_ranks;
-	need_tcp = choose_paths(tp);
+	choose_paths(tp, local, remote);
 	tp->yield = ncpu > 0 && cfg->nlocal > ncpu;
-	nlocal_shm = want_tcp_locally() ? 1 : cfg->nlocal;
-	if (nlocal_shm > 1) {
+	if (local == TP_SHM && cfg->nlocal > 1) {
 		tp->shm = tp_shm_create(tp, err, errlen);
 		if (!tp->shm)
 			goto fail;
 	}
-	if (need_tcp) {
+	if (uses(tp, TP_TCP)) {
 		tp->tcp = tp_tcp_create(tp, err, errlen);
 		if (!tp->tcp)
+			goto fail;
+	}
+	if (uses(tp, TP_UDP)) {
+		tp->udp = tp_udp_create(tp, err, errlen);
+		if (!tp->udp)
 			goto fail;
 	}
 	return tp;
@@ -185,8 +215,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 
 	if (!tp)
 		return;
-	while (((tp->shm && tp_shm_busy(tp->shm)) || (tp->tcp && tp_tcp_busy(tp->tcp))) &&
-	       now_ms() < end) {
+	while (tp_queued(tp) && now_ms() < end) {
 		if (tp_poll(tp) < 0)
 			break;
 		if (tp->yield)
@@ -196,11 +225,28 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 		free(f);
 	tp_shm_destroy(tp->shm);
 	tp_tcp_destroy(tp->tcp);
+	/* udp drains itself: every packet acknowledged, a FIN from each peer it talked to */
+	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
 	free(tp->local_ranks);
 	free(tp->kind);
 	free(tp->slot);
 	free(tp);
 	errno = e;
+}
+
+int tp_flush(tp_t *tp, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+
+	while (tp_queued(tp) && now_ms() < end) {
+		if (tp_poll(tp) < 0)
+			return -1;
+		if (tp->yield)
+			sched_yield();
+	}
+	if (tp->udp)
+		return tp_udp_flush(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
+	return tp_queued(tp) ? -1 : 0;
 }
 
 int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
@@ -217,6 +263,8 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 		return tp_shm_send(tp->shm, tp->slot[peer], hdr, hlen, data, len, cookie);
 	case TP_TCP:
 		return tp_tcp_send(tp->tcp, peer, hdr, hlen, data, len, cookie);
+	case TP_UDP:
+		return tp_udp_send(tp->udp, peer, hdr, hlen, data, len, cookie);
 	default:
 		f = tp_frag_new(hdr, hlen, data, len, 0, NULL);
 		if (!f)
@@ -258,6 +306,12 @@ int tp_poll(tp_t *tp)
 			return -1;
 		n += k;
 	}
+	if (tp->udp && (n == 0 || (++tp->polls & 15) == 0)) {
+		int k = tp_udp_poll(tp->udp);
+		if (k < 0)
+			return -1;
+		n += k;
+	}
 	return n;
 }
 
@@ -268,6 +322,8 @@ size_t tp_eager_max(const tp_t *tp, int peer)
 		return tp_shm_eager_max(tp->shm);
 	case TP_TCP:
 		return 64 * 1024;
+	case TP_UDP:
+		return tp_udp_eager_max(tp->udp);
 	default:
 		return 256 * 1024;
 	}
@@ -280,6 +336,8 @@ size_t tp_frag_max(const tp_t *tp, int peer)
 		return tp_shm_frag_max(tp->shm);
 	case TP_TCP:
 		return 256 * 1024;
+	case TP_UDP:
+		return tp_udp_frag_max(tp->udp);
 	default:
 		return 256 * 1024;
 	}
@@ -313,14 +371,15 @@ int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 
 const char *tp_path_name(const tp_t *tp, int peer)
 {
-	static const char *const names[] = {"self", "shm", "tcp"};
+	static const char *const names[] = {"self", "shm", "tcp", "udp"};
 
 	return names[tp->kind[peer]];
 }
 
 int tp_queued(const tp_t *tp)
 {
-	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + (tp->tcp ? tp_tcp_busy(tp->tcp) : 0);
+	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) +
+	       (tp->udp ? tp_udp_busy(tp->udp) : 0);
 }
 
 const char *tp_error(const tp_t *tp)

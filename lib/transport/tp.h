@@ -58,6 +58,13 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen);
  * unlinks it). Remote connections are still made lazily on first send. 0, or -1 + err. */
 int tp_connect(tp_t *tp, char *err, size_t errlen);
 
+/* Before the job's final fence: push out every queued fragment and, on udp, wait until every
+ * packet is acknowledged and each peer it talked to has said it is done (FIN). From then on a
+ * background thread answers retransmissions, so a peer whose last acknowledgement was lost is
+ * not left waiting while this rank blocks in the fence. Bounded by timeout_ms; 0, or -1 when it
+ * ran out (a peer gone). Call tp_destroy next; no tp_send/tp_poll in between. */
+int tp_flush(tp_t *tp, int timeout_ms);
+
 /* Flush queued fragments (bounded wait, `timeout_ms`), close every path and free. Accepts NULL. */
 void tp_destroy(tp_t *tp, int timeout_ms);
 

@@ -8,10 +8,11 @@
 
 #include "tp.h"
 
-enum tp_kind { TP_SELF, TP_SHM, TP_TCP };
+enum tp_kind { TP_SELF, TP_SHM, TP_TCP, TP_UDP };
 
 /* A fragment waiting to be written: copied header, payload either copied after the struct
- * (ref == 0) or the caller's buffer (ref == 1, ops.sent(cookie) once written). */
+ * (ref == 0) or the caller's buffer (ref == 1, ops.sent(cookie) once written; on udp once
+ * acknowledged). */
 struct tp_frag {
 	struct tp_frag *next;
 	void *cookie;
@@ -19,8 +20,9 @@ struct tp_frag {
 	size_t len;
 	size_t done; /* bytes of (wire prefix + hdr + payload) already written (tcp) */
 	uint32_t hlen;
+	uint32_t pend; /* udp: packets sent and not yet acknowledged */
 	int ref;
-	unsigned char hdr[TP_HDR_MAX];
+	_Alignas(8) unsigned char hdr[TP_HDR_MAX]; /* handed up as is on the self path */
 };
 
 /* A FIFO of fragments. */
@@ -30,6 +32,7 @@ struct tp_fifo {
 
 struct tp_shm;
 struct tp_tcp;
+struct tp_udp;
 
 struct tp {
 	struct tp_cfg cfg;
@@ -39,6 +42,7 @@ struct tp {
 	struct tp_fifo selfq;
 	struct tp_shm *shm;
 	struct tp_tcp *tcp;
+	struct tp_udp *udp;
 	int yield;
 	unsigned polls;
 	char err[512]; /* last failure of a path, one line (tp_error) */
@@ -111,5 +115,30 @@ int tp_tcp_card_parse(char *card, int *port, char **netid, struct tp_tcp_cand *c
 /* Next candidate to try: loopback first when same_net (skipped otherwise), then addresses on
  * one of our subnets, then the rest in card order. Marks it tried; -1 when none is left. */
 int tp_tcp_next_cand(const struct tp_tcp_addr *ad, struct tp_tcp_cand *cv, int n, int same_net);
+
+/* udp path (tp_udp.c, doc/PROTOCOL-mpi-wire.md section 5): reliable, multi-route. */
+struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen);
+/* Drain (every fragment acknowledged, FIN from every peer, bounded by timeout_ms), print the
+ * counters when LAMKIT_TP_STATS=1, close and free. Accepts NULL. */
+void tp_udp_destroy(struct tp_udp *u, int timeout_ms);
+int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
+                size_t len, void *cookie);
+int tp_udp_poll(struct tp_udp *u);
+/* Every packet acknowledged and FINs exchanged (bounded); then the probe thread answers
+ * retransmissions while the caller blocks elsewhere. 0, or -1 on timeout. */
+int tp_udp_flush(struct tp_udp *u, int timeout_ms);
+/* Fragments not yet handed to the network once (waiting for window room). */
+int tp_udp_busy(const struct tp_udp *u);
+size_t tp_udp_eager_max(const struct tp_udp *u);
+size_t tp_udp_frag_max(const struct tp_udp *u);
+
+/* Boot id + network namespace inode ("-" when unknown): equal only inside one namespace. */
+void tp_netid(char *out, size_t len);
+
+/* CRC32C (Castagnoli): SSE4.2 instruction when the CPU has it, else a table. Chainable:
+ * tp_crc32c(tp_crc32c(0, a, n), b, m) == crc of a then b. */
+uint32_t tp_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t tp_crc32c_sw(uint32_t crc, const void *buf, size_t len);
+int tp_crc32c_hw(void);
 
 #endif

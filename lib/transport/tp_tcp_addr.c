@@ -28,7 +28,7 @@ static int plen_of(uint32_t mask)
 }
 
 /* Boot id and network namespace: loopback reaches a peer only when both are equal. */
-static void read_netid(char *out, size_t len)
+void tp_netid(char *out, size_t len)
 {
 	char boot[64] = "";
 	struct stat st;
@@ -94,7 +94,7 @@ void tp_tcp_card(struct tp_tcp_addr *t, int port, char *card)
 	const char *e = getenv("LAMKIT_TCP_ADDR");
 	char list[TP_CARD_MAX], *s, *save = NULL;
 
-	read_netid(t->netid, sizeof(t->netid));
+	tp_netid(t->netid, sizeof(t->netid));
 	t->nnets = 0;
 	snprintf(card, TP_CARD_MAX, "%d;%s;", port, t->netid);
 	scan_ifaces(t, card, !(e && *e));
