@@ -1161,6 +1161,30 @@ static void rtt_sample(struct peer *p, uint64_t rtt)
 		p->rto = RTO_MAX;
 }
 
+/* Holes below packets the receiver holds were lost (or are late): send them again now rather
+ * than at their timeout, once per round trip each. */
+static void fast_retransmit(struct tp_udp *u, int peer, uint64_t cum, const struct ackbody *a,
+                            uint64_t now)
+{
+	struct peer *p = &u->p[peer];
+	uint64_t hi = 0, wait = p->srtt + p->rttvar, n = 0;
+
+	for (int w = RWIN / 64 - 1; w >= 0 && !hi; w--)
+		if (a->bits[w])
+			hi = cum + 2 + (uint64_t)(w * 64 + 63 - __builtin_clzll(a->bits[w]));
+	if (!hi)
+		return;
+	if (wait < 500)
+		wait = 500;
+	for (uint64_t s = p->una; s < hi && s < p->next_seq && n < 64; s++) {
+		struct spkt *sp = &p->win[s % WIN];
+		if (sp->acked || ago(now, sp->tsent) < wait)
+			continue;
+		send_pkt(u, peer, sp, pick_route(u, p));
+		n++;
+	}
+}
+
 static void on_ack(struct tp_udp *u, int peer, const struct uhdr *h, const struct ackbody *a,
                    uint64_t now)
 {
@@ -1173,6 +1197,7 @@ static void on_ack(struct tp_udp *u, int peer, const struct uhdr *h, const struc
 	if (a->echo_ts && a->echo_ts <= now)
 		rtt_sample(p, now - a->echo_ts);
 	complete_head(u, p);
+	fast_retransmit(u, peer, h->cum, a, now);
 }
 
 static int reply_route(struct tp_udp *u, struct peer *p, int lr)
