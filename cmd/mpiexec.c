@@ -56,6 +56,9 @@ static const char usage[] =
     "  --bind-to KIND       core (rank i on the i-th usable CPU), none, or auto (default: as the\n"
     "                       program's own launcher: Open MPI jobs of <= 2 ranks per node on\n"
     "                       cores, like mpirun; nothing for others, like Hydra)\n"
+    "  --tp POLICY          lamkit MPI's paths (sets LAMKIT_TP): auto (shm inside a node, tcp\n"
+    "                       across), shm+udp (reliable multi-route udp across), shm+tcp, or\n"
+    "                       tcp / udp between every pair of ranks, one node too\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
@@ -266,6 +269,16 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			if (o->bind < 0)
 				rc = cmd_usage_error("mpiexec",
 				                     "--bind-to: core, none or auto, not '%s'", k);
+		} else if (is(n, "tp")) {
+			NEED(1);
+			const char *k = VAL();
+			if (!is(k, "auto") && !is(k, "shm+tcp") && !is(k, "shm+udp") &&
+			    !is(k, "tcp") && !is(k, "udp"))
+				rc = cmd_usage_error(
+				    "mpiexec", "--tp: auto, shm+tcp, shm+udp, tcp or udp, not '%s'",
+				    k);
+			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_TP", k) < 0)
+				rc = cmd_usage_error("mpiexec", "out of memory");
 		} else if (is(n, "pmi-port")) {
 			o->pmi_port = 1;
 		} else if (is(n, "v") || is(n, "verbose")) {
