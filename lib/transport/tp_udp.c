@@ -210,6 +210,14 @@ static uint64_t ago(uint64_t now, uint64_t t)
 	return now > t ? now - t : 0;
 }
 
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static uint64_t env_u64(const char *name, uint64_t dflt)
 {
 	const char *e = getenv(name);
@@ -1127,8 +1135,9 @@ static void route_up(struct tp_udp *u, int peer, int ri)
 	if (u->debug || u->stats) {
 		char nm[96];
 		route_name(u, r, nm, sizeof(nm));
-		fprintf(stderr, "lamkit udp: rank %d -> rank %d: route %d %s up at %.3f s\n", u->me,
-		        peer, ri, nm, (double)(r->up_at - u->t0) / 1e6);
+		fprintf(stderr,
+		        "lamkit udp: rank %d -> rank %d: route %d %s up at %.3f s (wall %.3f)\n",
+		        u->me, peer, ri, nm, (double)(r->up_at - u->t0) / 1e6, wall_s());
 	}
 }
 
@@ -1396,8 +1405,10 @@ static void route_down(struct tp_udp *u, int peer, int ri, const char *why)
 	if (u->debug || u->stats) {
 		char nm[96];
 		route_name(u, r, nm, sizeof(nm));
-		fprintf(stderr, "lamkit udp: rank %d -> rank %d: route %d %s down at %.3f s (%s)\n",
-		        u->me, peer, ri, nm, (double)(now_us() - u->t0) / 1e6, why);
+		fprintf(
+		    stderr,
+		    "lamkit udp: rank %d -> rank %d: route %d %s down at %.3f s (wall %.3f): %s\n",
+		    u->me, peer, ri, nm, (double)(now_us() - u->t0) / 1e6, wall_s(), why);
 	}
 	for (int i = 0; i < p->nr; i++)
 		if (p->r[i].up)
