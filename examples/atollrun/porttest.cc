@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 
 	try {
 		atollrun.setPerformConnectionTestOnInit(test);
+		atollrun.setAcquirePortOnSingle(true); // so a single process has a port to print
 		atollrun.init(argc, argv);
 		int n = atollrun.getNumberOfProcesses(), me = atollrun.getMyId();
 		char line[128];
