@@ -6,6 +6,7 @@
 #endif
 #include "atl_engine.h"
 #include "atollrun_cmd.h"
+#include "bootlua.h"
 #include "cmd.h"
 #include "core.h"
 #include "lua_host.h"
@@ -50,6 +51,8 @@ struct run {
 	atl_engine_t *e;
 	int progress, progress_open;
 	int64_t t0;
+	struct boot_universe uni; /* when the hosts are the booted universe's */
+	int use_uni, *node_of;    /* node_of[i]: ID i's index in uni.nodes + 1 (0: here) */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -182,6 +185,46 @@ static int open_logs(struct run *r)
 
 /* {==== hosts and launch commands */
 
+/* No machinefile: a booted universe's schedulable nodes are the hosts (ID i >= 1 on node
+ * (i-1) mod K), started through its boot module. 0 (also when there is none), or -1. */
+static int use_universe(struct run *r)
+{
+	char path[4096], err[2048];
+	const char *e = getenv("LAMKIT_UNIVERSE");
+	int k = 0, *sched;
+
+	if (e && !strcmp(e, "none"))
+		return 0;
+	int have = bootlua_load_universe(&r->uni, path, sizeof path, err, sizeof err);
+	if (have != 0) {
+		if (have < 0)
+			fprintf(stderr, "atollrun: %s; 'lamkit wipe' removes it\n", err);
+		return have < 0 ? -1 : 0;
+	}
+	sched = calloc((size_t)r->uni.nnodes + 1, sizeof *sched);
+	r->node_of = calloc((size_t)r->n, sizeof *r->node_of);
+	if (!sched || !r->node_of) {
+		free(sched);
+		return -1;
+	}
+	for (int j = 0; j < r->uni.nnodes; j++)
+		if (r->uni.nodes[j].schedule)
+			sched[k++] = j;
+	for (int j = 0; k == 0 && j < r->uni.nnodes; j++)
+		sched[k++] = j;
+	for (int i = 0; i < r->n; i++) {
+		int j = i == 0 ? -1 : sched[(i - 1) % k];
+		r->node_of[i] = j + 1;
+		r->p[i].host = j < 0 ? core_hostname() : r->uni.nodes[j].host;
+	}
+	free(sched);
+	r->use_uni = 1;
+	if (r->o.verbose)
+		fprintf(stderr, "atollrun: on the booted universe's %d node(s) (%s)\n", k,
+		        r->uni.module ? r->uni.module : "?");
+	return 0;
+}
+
 /* hosts[i] for every ID: ID 0 here, the others from the machinefile in turn. */
 static int assign_hosts(struct run *r, char ***mhosts, int *nm)
 {
@@ -213,6 +256,10 @@ static int assign_hosts(struct run *r, char ***mhosts, int *nm)
 			        "not used\n",
 			        r->o.groupfile, g);
 	}
+	if (*nm == 0 && r->n > 1 && !r->o.machinefile_given && use_universe(r) < 0)
+		return -1;
+	if (r->use_uni)
+		return 0;
 	for (int i = 0; i < r->n; i++)
 		r->p[i].host = i == 0 || *nm == 0 ? core_hostname() : (*mhosts)[(i - 1) % *nm];
 	return 0;
@@ -240,6 +287,37 @@ static void push_argv(lua_State *L, char **v, int n)
 	}
 }
 
+/* Push {schema=, module=, nodes={{host=, cpu=, schedule=, <the schema's keys>}...}}. */
+static void push_universe(lua_State *L, const struct boot_universe *u)
+{
+	lua_newtable(L);
+	lua_pushstring(L, u->schema ? u->schema : "");
+	lua_setfield(L, -2, "schema");
+	lua_pushstring(L, u->module ? u->module : "");
+	lua_setfield(L, -2, "module");
+	lua_createtable(L, u->nnodes, 0);
+	for (int j = 0; j < u->nnodes; j++) {
+		const struct boot_unode *n = &u->nodes[j];
+		lua_newtable(L);
+		for (int k = 0; n->kv && n->kv[k]; k++) {
+			const char *eq = strchr(n->kv[k], '=');
+			if (!eq)
+				continue;
+			lua_pushlstring(L, n->kv[k], (size_t)(eq - n->kv[k]));
+			lua_pushstring(L, eq + 1);
+			lua_settable(L, -3);
+		}
+		lua_pushstring(L, n->host);
+		lua_setfield(L, -2, "host");
+		lua_pushinteger(L, n->cpus);
+		lua_setfield(L, -2, "cpu");
+		lua_pushboolean(L, n->schedule);
+		lua_setfield(L, -2, "schedule");
+		lua_rawseti(L, -2, j + 1);
+	}
+	lua_setfield(L, -2, "nodes");
+}
+
 /* The launch argv of every ID through lua/atollrun.lua (boot modules). *argvs[i] is a
  * NULL-terminated malloc'd vector. 0, or -1 (message printed). */
 static int launch_argvs(struct run *r, char ****argvs)
@@ -261,15 +339,29 @@ static int launch_argvs(struct run *r, char ****argvs)
 		lua_pushstring(L, r->p[i].host);
 		lua_rawseti(L, -2, i + 1);
 	}
+	if (r->use_uni) {
+		lua_pop(L, 1);
+		push_universe(L, &r->uni);
+		lua_createtable(L, r->n, 0);
+		for (int i = 0; i < r->n; i++) {
+			lua_pushinteger(L, r->node_of[i]);
+			lua_rawseti(L, -2, i + 1);
+		}
+	}
 	push_argv(L, r->o.argv, r->o.argc);
 	char *pre[] = {self, "atollrun", "--exec", cwd, tmo};
-	push_argv(L, pre, 5);
+	int skip = r->use_uni; /* the universe's module finds lamkit on each node itself */
+	push_argv(L, pre + skip, 5 - skip);
 	for (int k = 0; k < r->o.argc; k++) {
 		lua_pushstring(L, r->o.argv[k]);
-		lua_rawseti(L, -2, 6 + k);
+		lua_rawseti(L, -2, 6 - skip + k);
 	}
-	push_argv(L, rw, nrw);
-	if (core_lua_call(L, "atollrun", "argvs", 4, 2, err, sizeof err) < 0) {
+	if (r->use_uni)
+		lua_pushstring(L, self);
+	else
+		push_argv(L, rw, nrw);
+	if (core_lua_call(L, "atollrun", r->use_uni ? "argvs_universe" : "argvs",
+	                  r->use_uni ? 5 : 4, 2, err, sizeof err) < 0) {
 		fprintf(stderr, "atollrun: %s\n", err);
 		core_lua_close(L);
 		return -1;
@@ -646,6 +738,8 @@ int cmd_atollrun(int argc, char **argv)
 			fclose(p->log);
 	}
 	atl_engine_destroy(r.e);
+	boot_universe_free(&r.uni);
+	free(r.node_of);
 	core_strv_free(mhosts, nm);
 	free(r.p);
 	return rc;

@@ -1,8 +1,8 @@
 -- lua/atollrun.lua: how `lamkit atollrun` starts each process, through the boot modules:
--- a process on this host through `local`, one on another host through `ssh` or `rsh` (the
--- remote shell command and its options come from -r). Nothing is started here: C runs the
--- argvs this returns.
-local common = require("boot.common")
+-- a process on this host through `local`, one on a machinefile host through `ssh` or `rsh` (the
+-- remote shell command and its options come from -r), one on a booted universe's node through
+-- that universe's module and schema options. Nothing is started here: C runs the argvs this
+-- returns.
 local loc = require("boot.local")
 
 local M = {}
@@ -47,6 +47,30 @@ function M.argvs(hosts, local_argv, remote_argv, rsh_words)
   return out, remote
 end
 
-M.in_path = common.in_path
+-- argvs_universe(st, node_of, local_argv, exec_tail, self) -> like argvs, for a booted universe:
+-- st = {schema=, module=, nodes={...}} as boot.from_state takes it; node_of[i] is ID i-1's
+-- index in st.nodes (0: this host). Processes start through the universe's boot module with its
+-- schema's options; on a node, the helper is the lamkit the universe's agents run there.
+function M.argvs_universe(st, node_of, local_argv, exec_tail, self)
+  local boot = require("boot")
+  local s = boot.from_state(st)
+  local mod, name = boot.choose(s, {}, "atollrun")
+  local o = mod.parse_options(s)
+  local out, remote = {}, {}
+  for i, k in ipairs(node_of) do
+    local node = s.nodes[k]
+    if k == 0 or not mod.remote or loc.is_here(node.host) then
+      out[i], remote[i] = local_argv, false
+    else
+      local argv = { boot.program(node, mod, { self = self }) }
+      for _, w in ipairs(exec_tail) do argv[#argv + 1] = w end
+      out[i], remote[i] = mod.start_rte_proc(node, argv, o), true
+      if type(out[i]) ~= "table" or #out[i] == 0 then
+        error("boot module " .. name .. " gave no command for " .. node.host, 0)
+      end
+    end
+  end
+  return out, remote, name
+end
 
 return M

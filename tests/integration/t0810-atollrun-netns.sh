@@ -4,7 +4,8 @@
 # and the connection test (every pair of processes on different nodes exchanges data over the
 # TCP ports the protocol carried); the raw program; -l logs; failures on a remote node (a
 # FAILURE reply, death mid-protocol, silence, an unreachable node) name ID, host and step and
-# leave nothing running on any node. Prints the init time of 8 processes next to a lamkit
+# leave nothing running on any node; with a booted universe and no -m its nodes and boot module
+# start the processes. Prints the init time of 8 processes next to a lamkit
 # mpiexec -n 8 hello on the same nodes.
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
@@ -118,6 +119,15 @@ m0=$(date +%s%N)
 out=$(LKX_TIMEOUT=60 lkx -n 8 "$HELLO" 2>&1); rc=$?
 m1=$(date +%s%N)
 is "$rc" 0 "lamkit mpiexec -n 8 hello on the same nodes"
+# with a universe booted and no machinefile, its nodes and boot module start the processes
+out=$(cd / && timeout 60 "$LAMKIT" atollrun -v -p 5 "$PT" --test 2>&1); rc=$?
+is "$rc" 0 "no -m: porttest -p 5 on the booted universe's nodes"
+like "$out" "on the booted universe's 4 node\(s\) \(ssh\)" "-v says the universe's nodes are used"
+for i in 1 2 3 4; do
+	like "$out" "ID $i on n$i port $NETNS_SUBNET\.$((10 + i)):[0-9]+ peers 4/4" "universe: ID $i on n$i"
+done
+out=$(cd / && LAMKIT_UNIVERSE=none timeout 60 "$LAMKIT" atollrun -p 2 "$PT" 2>&1)
+like "$out" "ID 1 on $H " "LAMKIT_UNIVERSE=none: all on this host"
 (cd "$T" && timeout 30 "$LAMKIT" halt >/dev/null 2>&1)
 echo "# load $(cut -d' ' -f1-3 /proc/loadavg): atollrun -p 8 (7 over ssh) init ${at} s;" \
 	"mpiexec -n 8 hello $(((m1 - m0) / 1000000)) ms in a booted universe (boot $(((m0 - b0) / 1000000)) ms)"
