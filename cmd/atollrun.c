@@ -53,6 +53,7 @@ struct run {
 	int64_t t0;
 	struct boot_universe uni; /* when the hosts are the booted universe's */
 	int use_uni, *node_of;    /* node_of[i]: ID i's index in uni.nodes + 1 (0: here) */
+	struct pollfd *pf;        /* 2 per process: stdout, stderr */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -525,7 +526,7 @@ static void drain(struct run *r, struct proc *p, int is_err)
 /* One round: reap, poll (at most 100 ms or until the step deadline), read. */
 static void pump(struct run *r)
 {
-	struct pollfd pf[2 * r->n];
+	struct pollfd *pf = r->pf;
 	int np = 0;
 
 	reap(r);
@@ -702,7 +703,11 @@ int cmd_atollrun(int argc, char **argv)
 	r.n = r.o.nprocs;
 	r.progress = r.o.verbose || isatty(STDOUT_FILENO);
 	r.p = calloc((size_t)r.n, sizeof *r.p);
-	if (!r.p) {
+	r.pf = calloc((size_t)r.n * 2, sizeof *r.pf);
+	boot_spawn_raise_nofile(); /* 3 pipes per process */
+	if (!r.p || !r.pf) {
+		free(r.pf);
+		free(r.p);
 		fprintf(stderr, "atollrun: out of memory for %d processes\n", r.n);
 		return CORE_EXIT_SYSTEM;
 	}
@@ -734,5 +739,6 @@ int cmd_atollrun(int argc, char **argv)
 	free(r.node_of);
 	core_strv_free(mhosts, nm);
 	free(r.p);
+	free(r.pf);
 	return rc;
 }

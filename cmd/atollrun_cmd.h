@@ -5,6 +5,9 @@
 
 #include <stddef.h>
 
+/* The most processes one starter handles (3 pipes each, one line buffer pair each). */
+#define ATL_MAX_PROCS 4096
+
 struct atl_opts {
 	int nprocs, log, verbose, timeout;
 	const char *machinefile, *groupfile, *rsh;

@@ -21,16 +21,17 @@
 
 extern char **environ;
 
-static int num_arg(const char *opt, const char *v, int min, int *out)
+static int num_arg(const char *opt, const char *v, int min, int max, int *out)
 {
 	char *end;
 	long x;
 
 	errno = 0;
 	x = v ? strtol(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || x < min || x > 1000000)
-		return cmd_usage_error("atollrun", "%s wants a whole number >= %d, not '%s'", opt,
-		                       min, v ? v : "");
+	if (!v || !*v || *end || errno || x < min || x > max)
+		return cmd_usage_error("atollrun",
+		                       "%s wants a whole number from %d to %d, not '%s'", opt, min,
+		                       max, v ? v : "");
 	*out = (int)x;
 	return 0;
 }
@@ -71,7 +72,7 @@ int atl_parse_opts(int argc, char **argv, struct atl_opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->timeout = 60;
-	if (env && *env && num_arg("LAMKIT_ATOLLRUN_TIMEOUT", env, 1, &o->timeout))
+	if (env && *env && num_arg("LAMKIT_ATOLLRUN_TIMEOUT", env, 1, 86400, &o->timeout))
 		return CORE_EXIT_USAGE;
 	home_path(mf, sizeof mf, ".atollrun_machinefile");
 	home_path(gf, sizeof gf, ".atollrun_groupfile");
@@ -92,7 +93,7 @@ int atl_parse_opts(int argc, char **argv, struct atl_opts *o)
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			o->verbose = 1;
 		} else if ((v = opt_value(argc, argv, &i, "-p", "--processes", &hit)) || hit) {
-			if (!v || num_arg("-p", v, 1, &o->nprocs))
+			if (!v || num_arg("-p", v, 1, ATL_MAX_PROCS, &o->nprocs))
 				return CORE_EXIT_USAGE;
 		} else if ((v = opt_value(argc, argv, &i, "-m", "--machinefile", &hit)) || hit) {
 			if (!v)
@@ -110,7 +111,7 @@ int atl_parse_opts(int argc, char **argv, struct atl_opts *o)
 				         : CORE_EXIT_USAGE;
 			o->rsh = v;
 		} else if ((v = opt_value(argc, argv, &i, "-t", "--timeout", &hit)) || hit) {
-			if (!v || num_arg("--timeout", v, 1, &o->timeout))
+			if (!v || num_arg("--timeout", v, 1, 86400, &o->timeout))
 				return CORE_EXIT_USAGE;
 		} else {
 			return cmd_usage_error("atollrun", "unknown option '%s'", a);

@@ -246,6 +246,18 @@ static int connect_step(char *line, size_t len)
 	return put_line("__INIT_STATUS__SUCCESS");
 }
 
+/* __FINISH_INIT__ -> __FINISHED_INIT__ */
+static int finish_step(char *line, size_t len)
+{
+	char *rest;
+
+	if (expect(line, len, "__FINISH_INIT__", &rest) < 0)
+		return -1;
+	if (*rest)
+		return fail("expected __FINISH_INIT__ from the starter, got '%.60s'", line);
+	return put_line("__FINISHED_INIT__");
+}
+
 static void reset(void)
 {
 	for (int j = 0; S.fds && j < S.n; j++)
@@ -314,10 +326,8 @@ int Atollrun_Init(int *argc, char ***argv)
 			rc = vector_step(line, sizeof line, mine);
 		if (rc == 0)
 			rc = connect_step(line, sizeof line);
-		if (rc == 0 && expect(line, sizeof line, "__FINISH_INIT__", &(char *){NULL}) == 0)
-			rc = put_line("__FINISHED_INIT__");
-		else if (rc == 0)
-			rc = -1;
+		if (rc == 0)
+			rc = finish_step(line, sizeof line);
 	}
 	if (rc < 0) {
 		if (!S.err[0])

@@ -44,6 +44,11 @@ like "$out" "ID 0 on $H port [0-9.]+:[0-9]+ " "-p 1 with AcquirePortOnSingle: a 
 out=$(ar -p 1 "$PT" 2>&1)
 like "$out" "ID 0 on $H port none " "-p 1 without it: no port (__MY_PORT__0)"
 
+out=$(env -u LAMKIT_ATOLLRUN "$PT" --single-port </dev/null 2>&1); rc=$?
+is "$rc" 0 "porttest alone, without a starter"
+like "$(echo $out)" "porttest: 1 process\(es\).* ID 0 on $H port [0-9.]+:[0-9]+ peers 0/0" "alone it is one process with ID 0"
+out=$(ar -p 70000 "$PT" 2>&1); is "$?" 100 "-p above 4096: usage error"
+
 # C++: the header-only class, built here like a user would
 c++ -O2 -o "$T/ptxx" -I"$LAMKIT_TOP/out/include" "$LAMKIT_TOP/examples/atollrun/porttest.cc" \
 	-L"$LAMKIT_TOP/out/lib" -latollrun

@@ -49,9 +49,11 @@ like "$out" "ID 1 on n1 port $NETNS_SUBNET\.11:[0-9]+ " "a node's port is the ad
 c++ -O2 -o "$T/ptxx" -I"$LAMKIT_TOP/out/include" "$LAMKIT_TOP/examples/atollrun/porttest.cc" \
 	-L"$LAMKIT_TOP/out/lib" -latollrun
 ok $? "porttest.cc builds"
-out=$(ar -p 8 "$T/ptxx" --test 2>&1); rc=$?
-is "$rc" 0 "porttest++ -p 8 --test across the nodes"
-is "$(printf '%s\n' "$out" | grep -cE '^ID [0-7] of 8 port [0-9.]+:[0-9]+$')" 8 "porttest++: a line from every ID"
+for mode in "" --test; do
+	out=$(ar -p 8 "$T/ptxx" $mode 2>&1); rc=$?
+	is "$rc" 0 "porttest++ -p 8 $mode across the nodes"
+	is "$(printf '%s\n' "$out" | grep -cE '^ID [0-7] of 8 port [0-9.]+:[0-9]+$')" 8 "porttest++ $mode: a line from every ID"
+done
 
 out=$(ar -p 5 "$RAW" 2>&1); rc=$?
 is "$rc" 0 "the raw program on 5 processes across the nodes"
