@@ -30,6 +30,7 @@ int cmd_grow(int argc, char **argv);
 int cmd_recon(int argc, char **argv);
 int cmd_halt(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
+int cmd_atollrun(int argc, char **argv);
 
 struct lua_State;
 /* The recon/wipe result table's rows at stack index idx as a table; returns failed rows. */

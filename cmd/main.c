@@ -67,6 +67,8 @@ const struct cmd cmd_table[] = {
 	 "  wipe host=H dry=0|1 killed=N gone=N reused=N untrusted=N files=N skipped=N dirs=N failed=N\n"
 	 "or `wipe host=H error=MESSAGE` (exit 111). Problems go to stderr. Exit 1 if failed > 0.\n",
 	 cmd_agent, 1},
+	{"atollrun", "atollrun", "start programs that speak the Atollrun stdio init protocol",
+	 NULL, cmd_atollrun, 0},
 	{"version", NULL, "print versions of lamkit, Lua and libsodium", NULL, cmd_version, 0},
 	{"help", NULL, "list commands, or show one command's help", NULL, cmd_help, 0},
 	{"lua", NULL, "run a Lua script with the lamkit module (for writing boot modules)",

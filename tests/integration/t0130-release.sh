@@ -9,7 +9,7 @@ mkdir "$T/u" && tar -C "$T/u" -xzf "$tb"; ok $? "tarball unpacks"
 d=$(echo "$T"/u/lamkit-*)
 out=$(env -i "$d/bin/lamboot" --help); ok $? "bin/lamboot --help runs"
 like "$out" "lamkit boot" "and is the boot command"
-for l in lamgrow recon wipe lamhalt lamnodes mpiexec mpirun mpicc; do
+for l in lamgrow recon wipe lamhalt lamnodes mpiexec mpirun mpicc atollrun; do
 	[ "$(readlink "$d/bin/$l")" = lamkit ]; ok $? "bin/$l links to lamkit"
 done
 ok "$([ -s "$d/share/licenses/LICENSE.lua" ] && grep -q 'Lua.org, PUC-Rio' "$d/share/licenses/LICENSE.lua"; echo $?)" "Lua licence included"
@@ -17,5 +17,15 @@ ok "$([ -s "$d/share/licenses/LICENSE.libsodium" ]; echo $?)" "libsodium licence
 cd "$T" && printf '#include <mpi.h>\n#include <stdio.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v); MPI_Comm_rank(MPI_COMM_WORLD, &r); printf("r%%d\\n", r); MPI_Finalize(); return 0; }\n' >m.c
 "$d/bin/mpicc" -musl -o "$T/m" m.c; ok $? "the release's mpicc -musl finds include/ and lib/ next to bin/"
 is "$("$d/bin/mpiexec" -n 2 "$T/m" | sort | tr '\n' ' ')" "r0 r1 " "and the program runs under the release's mpiexec"
+# Atollrun: the headers and libatollrun.a build the shipped porttest examples (C and C++)
+e=$d/share/lamkit/examples/atollrun
+cc -O2 -o "$T/pt" -I"$d/include" "$e/porttest.c" -L"$d/lib" -latollrun; ok $? "porttest.c builds against the release's atollrun.h and libatollrun.a"
+out=$(cd "$T" && HOME="$T" timeout 30 "$d/bin/atollrun" -p 3 "$T/pt" --test 2>&1)
+like "$out" "porttest: OK" "and runs under the release's atollrun symlink (3 processes)"
+c++ -O2 -o "$T/ptxx" -I"$d/include" "$e/porttest.cc" -L"$d/lib" -latollrun; ok $? "porttest.cc builds with atollrun.hpp"
+out=$(cd "$T" && HOME="$T" timeout 30 "$d/bin/atollrun" -p 2 "$T/ptxx" 2>&1)
+like "$out" "porttest\+\+: OK" "the C++ porttest runs"
+out=$(cd "$T" && HOME="$T" timeout 30 "$d/bin/atollrun" -p 2 "$e/porttest" 2>&1)
+like "$out" "porttest: OK" "the shipped static porttest runs"
 file "$d/bin/lamkit" | grep -q 'stripped' && ! file "$d/bin/lamkit" | grep -q 'not stripped'; ok $? "binary is stripped"
 done_testing
