@@ -22,6 +22,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103 /* linux/udp.h: generic segmentation offload (Linux 4.18) */
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +44,7 @@
 #define RTO_MAX     1000000 /* us: the truncation of the exponential backoff */
 #define PROBE_EVERY 50000   /* us between probes of an up route that is owed an answer */
 #define DOWN_PROBE  200000  /* us between probes of a down route */
+#define GSO_MAX     48      /* datagrams per UDP_SEGMENT send */
 #define FRAG_MAX    (64 * 1024)
 #define EAGER_MAX   (16 * 1024)
 
@@ -182,6 +189,14 @@ struct tp_udp {
 	struct mmsghdr mm[BATCH];
 	struct iovec iov[BATCH];
 	struct sockaddr_in from[BATCH];
+	/* a run of new packets to one route, sent with one sendmsg (UDP_SEGMENT) */
+	struct {
+		int on, n, peer, ri, shortseg;
+		size_t seg, bytes;
+		struct uhdr h[GSO_MAX];
+		struct iovec iov[GSO_MAX * 3];
+		int niov, first[GSO_MAX + 1]; /* first[i]: packet i's first iovec */
+	} gb;
 	/* faults */
 	struct faults fi;
 	struct delayed *dq;
@@ -886,6 +901,7 @@ struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen)
 	if (parse_faults(&u->fi, getenv("LAMKIT_UDP_FAULTS"), err, errlen) < 0)
 		goto fail;
 	u->thr_fi = u->fi;
+	u->gb.on = !u->fi.on && env_u64("LAMKIT_UDP_GSO", 1) != 0;
 	u->thr_fi.rng ^= 0x5bd1e995u + (uint64_t)u->me;
 	u->fi.rng += (uint64_t)u->me * 0x9e3779b97f4a7c15ull;
 	u->p = calloc((size_t)u->size, sizeof(*u->p));
@@ -948,8 +964,13 @@ static int pick_route(struct tp_udp *u, struct peer *p)
 static void route_down(struct tp_udp *u, int peer, int ri, const char *why);
 static void ack_one(struct tp_udp *u, struct peer *p, uint64_t seq, uint64_t now);
 
-/* (Re)send packet s to peer over route ri. */
-static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri)
+static void gso_flush(struct tp_udp *u);
+static int gso_add(struct tp_udp *u, int peer, int ri, const struct uhdr *h,
+                   const struct iovec *iov, int n);
+
+/* (Re)send packet s to peer over route ri; with `batch`, new packets of one route may go out
+ * together (gso_flush sends them). */
+static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri, int batch)
 {
 	struct peer *p = &u->p[peer];
 	struct proute *r = &p->r[ri];
@@ -1002,6 +1023,8 @@ static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri)
 		p->wait_since = now;
 	if (p->nheld == 0)
 		p->ack_due = 0; /* the cumulative ack rode along */
+	if (batch && u->gb.on && gso_add(u, peer, ri, &h, iov, n))
+		return 0;
 	if (xmit(u, &u->fi, u->l[r->lr].fd, &r->to, iov, n, 0) < 0) {
 		r->errors++;
 		if (r->up && (errno == ENETUNREACH || errno == EHOSTUNREACH || errno == ENETDOWN ||
@@ -1009,6 +1032,89 @@ static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri)
 			route_down(u, peer, ri, strerror(errno));
 	}
 	return 0;
+}
+
+/* Queue a sealed datagram in the batch when it fits the batch's segment size (the last one may
+ * be shorter). 1 when queued, 0 when the caller must send it alone. */
+static int gso_add(struct tp_udp *u, int peer, int ri, const struct uhdr *h,
+                   const struct iovec *iov, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += iov[i].iov_len;
+	if (len * 2 > 65000)
+		return 0; /* one datagram fills a segmentation send: nothing to gain */
+	if (u->gb.n && (u->gb.peer != peer || u->gb.ri != ri || len > u->gb.seg || u->gb.shortseg ||
+	                u->gb.n == GSO_MAX || u->gb.bytes + len > 65000))
+		gso_flush(u);
+	if (!u->gb.n) {
+		u->gb.peer = peer;
+		u->gb.ri = ri;
+		u->gb.seg = len;
+		u->gb.bytes = 0;
+		u->gb.niov = 0;
+	}
+	u->gb.h[u->gb.n] = *h;
+	u->gb.first[u->gb.n] = u->gb.niov;
+	u->gb.iov[u->gb.niov++] = (struct iovec){&u->gb.h[u->gb.n], sizeof(*h)};
+	for (int i = 1; i < n; i++)
+		u->gb.iov[u->gb.niov++] = iov[i];
+	u->gb.n++;
+	u->gb.bytes += len;
+	u->gb.shortseg = len < u->gb.seg;
+	return 1;
+}
+
+/* Send the batch: one sendmsg whose payload the kernel cuts into gb.seg-byte datagrams. If the
+ * kernel refuses segmentation, send them one by one and stop batching. */
+static void gso_flush(struct tp_udp *u)
+{
+	struct proute *r;
+	char cbuf[CMSG_SPACE(sizeof(uint16_t))];
+	struct msghdr m = {0};
+	int fd;
+
+	if (!u->gb.n)
+		return;
+	r = &u->p[u->gb.peer].r[u->gb.ri];
+	fd = u->l[r->lr].fd;
+	m.msg_name = &r->to;
+	m.msg_namelen = sizeof(r->to);
+	m.msg_iov = u->gb.iov;
+	m.msg_iovlen = (size_t)u->gb.niov;
+	if (u->gb.n > 1) {
+		struct cmsghdr *cm;
+		uint16_t seg = (uint16_t)u->gb.seg;
+		memset(cbuf, 0, sizeof(cbuf));
+		m.msg_control = cbuf;
+		m.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+		memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+	}
+	if (sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		int e = errno, peer = u->gb.peer, ri = u->gb.ri;
+		if (u->gb.n > 1 &&
+		    (e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP)) {
+			/* no segmentation offload here: one datagram per call from now on */
+			u->gb.on = 0;
+			u->gb.first[u->gb.n] = u->gb.niov;
+			for (int i = 0; i < u->gb.n; i++)
+				send_raw(fd, &r->to, u->gb.iov + u->gb.first[i],
+				         u->gb.first[i + 1] - u->gb.first[i]);
+		} else if (e != EAGAIN && e != ENOBUFS && e != EINTR) {
+			r->errors++;
+			u->gb.n = u->gb.niov = 0;
+			if (r->up && (e == ENETUNREACH || e == EHOSTUNREACH || e == ENETDOWN ||
+			              e == EADDRNOTAVAIL || e == EPERM))
+				route_down(u, peer, ri, strerror(e));
+		}
+	}
+	u->gb.n = 0;
+	u->gb.niov = 0;
 }
 
 /* Turn queued fragment bytes into packets while the window has room. */
@@ -1023,7 +1129,7 @@ static void fill_window(struct tp_udp *u, int peer)
 
 		if (p->next_seq - p->una >= WIN ||
 		    (p->inflight_bytes > 0 && p->inflight_bytes + (size_t)p->pkt > p->win_bytes))
-			return;
+			break;
 		if (n > (size_t)p->pkt)
 			n = (size_t)p->pkt;
 		s = &p->win[p->next_seq % WIN];
@@ -1041,10 +1147,11 @@ static void fill_window(struct tp_udp *u, int peer)
 			p->cur = f->next;
 			u->nwait--;
 		}
-		send_pkt(u, peer, s, pick_route(u, p));
+		send_pkt(u, peer, s, pick_route(u, p), 1);
 		if (!u->reliable) /* test knob: no acknowledgements, a packet is done when sent */
 			ack_one(u, p, s->seq, s->tsent);
 	}
+	gso_flush(u);
 }
 
 static void complete_head(struct tp_udp *u, struct peer *p)
@@ -1189,7 +1296,7 @@ static void fast_retransmit(struct tp_udp *u, int peer, uint64_t cum, const stru
 		struct spkt *sp = &p->win[s % WIN];
 		if (sp->acked || ago(now, sp->tsent) < wait)
 			continue;
-		send_pkt(u, peer, sp, pick_route(u, p));
+		send_pkt(u, peer, sp, pick_route(u, p), 0);
 		n++;
 	}
 }
@@ -1419,7 +1526,7 @@ static void route_down(struct tp_udp *u, int peer, int ri, const char *why)
 	for (uint64_t s = p->una; s < p->next_seq; s++) {
 		struct spkt *sp = &p->win[s % WIN];
 		if (!sp->acked && sp->route == ri)
-			send_pkt(u, peer, sp, pick_route(u, p));
+			send_pkt(u, peer, sp, pick_route(u, p), 0);
 	}
 }
 
@@ -1490,7 +1597,7 @@ static int timers(struct tp_udp *u, uint64_t now)
 				int ri = sp->route;
 				if (!p->r[ri].up || p->nr > 1)
 					ri = pick_route(u, p);
-				send_pkt(u, peer, sp, ri);
+				send_pkt(u, peer, sp, ri, 0);
 			}
 			if (sp->deadline < next)
 				next = sp->deadline;
@@ -1560,7 +1667,7 @@ static int on_datagram(struct tp_udp *u, unsigned char *b, size_t n, int lr, uin
 	case P_NACK:
 		p->nack_rcvd++;
 		if (h.seq >= p->una && h.seq < p->next_seq && !p->win[h.seq % WIN].acked)
-			send_pkt(u, peer, &p->win[h.seq % WIN], pick_route(u, p));
+			send_pkt(u, peer, &p->win[h.seq % WIN], pick_route(u, p), 0);
 		return 0;
 	case P_PROBEACK:
 		if (h.len == sizeof(struct probebody)) {
@@ -1667,7 +1774,7 @@ static void send_fin(struct tp_udp *u, int peer)
 	s->seq = p->next_seq++;
 	s->flags = F_FIN;
 	p->fin_sent = 1;
-	send_pkt(u, peer, s, pick_route(u, p));
+	send_pkt(u, peer, s, pick_route(u, p), 0);
 }
 
 /* Every packet acknowledged (our FIN too) and a FIN from every peer we exchanged anything with.
