@@ -1712,6 +1712,18 @@ static int drain_socket(struct tp_udp *u, int lr, uint64_t now)
 	return n;
 }
 
+/* The window is full and its oldest packet is still unacknowledged: that hole holds everything
+ * back, so it goes again after a round trip rather than at its backed-off timeout. */
+static void unblock(struct tp_udp *u, int peer, uint64_t now)
+{
+	struct peer *p = &u->p[peer];
+	struct spkt *o = &p->win[p->una % WIN];
+	uint64_t wait = p->srtt + p->rttvar > 1000 ? p->srtt + p->rttvar : 1000;
+
+	if (p->una < p->next_seq && !o->acked && ago(now, o->tsent) >= wait)
+		send_pkt(u, peer, o, pick_route(u, p), 0);
+}
+
 int tp_udp_poll(struct tp_udp *u)
 {
 	uint64_t now = now_us();
@@ -1731,8 +1743,11 @@ int tp_udp_poll(struct tp_udp *u)
 		struct peer *p = &u->p[peer];
 		if (!p->known)
 			continue;
-		if (p->cur)
+		if (p->cur) {
 			fill_window(u, peer);
+			if (p->cur && u->reliable)
+				unblock(u, peer, now);
+		}
 		if (!u->reliable)
 			complete_head(u, p);
 		/* An ack waits one poll, so that a reply can carry it instead; out-of-order
