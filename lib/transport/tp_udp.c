@@ -1566,7 +1566,10 @@ static int timers(struct tp_udp *u, uint64_t now)
 			if (r->up) {
 				if (r->owed_since && ago(now, r->owed_since) > u->down_after)
 					route_down(u, peer, i, "no answer");
-				else if (r->owed_since && ago(now, r->owed_since) > 2 * p->rto &&
+				else if (r->owed_since &&
+				         ago(now, r->owed_since) > (2 * p->rto < u->down_after / 3
+				                                        ? 2 * p->rto
+				                                        : u->down_after / 3) &&
 				         ago(now, r->last_probe) > PROBE_EVERY)
 					send_probe(u, peer, i, now);
 			} else if (ago(now, r->last_probe) > DOWN_PROBE &&
