@@ -325,9 +325,9 @@ static void test_malformed(void)
 
 	mk(2, 2);
 	c = conn(0, 0);
-	is_int(say(c, "cmd=init pmi_version=2 pmi_subversion=0\n"), -1, "PMI-2 init refused");
-	is_str(next(0), "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1", "rc!=0");
-	ok(strstr(F.lasterr, "version 2") != NULL, "%s", F.lasterr);
+	is_int(say(c, "cmd=init pmi_version=3 pmi_subversion=0\n"), -1, "PMI-3 init refused");
+	is_str(next(0), "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1", "rc!=0");
+	ok(strstr(F.lasterr, "version 3") != NULL, "%s", F.lasterr);
 	pmi_server_destroy(F.s);
 
 	mk(2, 2);
