@@ -339,8 +339,12 @@ int PMI2_Info_GetJobAttr(const char name[], char value[], int valuelen, int *fou
 		           ? PMI2_SUCCESS
 		           : PMI2_ERR_INVALID_LENGTH;
 	}
-	if (pmic.mode == PMIC_SINGLETON)
-		return PMI2_SUCCESS;
+	if (pmic.mode == PMIC_SINGLETON) { /* one rank on one node */
+		if (strcmp(name, "PMI_process_mapping") != 0)
+			return PMI2_SUCCESS;
+		*found = 1;
+		return pmic_copy(value, valuelen, "(vector,(0,1,1))");
+	}
 	rc = pmic_jobattr(name, value, (size_t)valuelen);
 	*found = rc == PMI_SUCCESS;
 	return rc == PMI_ERR_INVALID_LENGTH ? PMI2_ERR_INVALID_LENGTH : PMI2_SUCCESS;

@@ -35,7 +35,8 @@ static int node_attrs(int nlocal, const char *first)
 
 	/* the lowest rank of the node (first in the mapping's clique) stores, the rest wait */
 	if (atoi(first) == rank) {
-		snprintf(v, sizeof(v), "from rank %d; %d local", rank, nlocal);
+		snprintf(v, sizeof(v), plain ? "from rank %d, %d local" : "from rank %d; %d local",
+		         rank, nlocal);
 		if ((rc = PMI2_Info_PutNodeAttr("pmi2-check-attr", v)))
 			return fail("putnodeattr", rc);
 	}
