@@ -311,6 +311,30 @@ static int h_finalize(pmi_conn_t *c, const struct pmi2_msg *m)
 	return 0;
 }
 
+/* lamkit-resource-register / -release-begin / -release-end;kind=K;name=N; */
+static int h_resource(pmi_conn_t *c, const struct pmi2_msg *m)
+{
+	static const struct {
+		const char *cmd, *resp;
+		int op;
+	} ops[] = {
+	    {"lamkit-resource-register", "lamkit-resource-register-response", PMI_RES_REGISTER},
+	    {"lamkit-resource-release-begin", "lamkit-resource-release-begin-response",
+	     PMI_RES_RELEASE_BEGIN},
+	    {"lamkit-resource-release-end", "lamkit-resource-release-end-response",
+	     PMI_RES_RELEASE_END},
+	};
+	size_t i = 0, klen = 0, nlen = 0;
+	const char *kind = pmi2_msg_get(m, "kind", &klen), *name = pmi2_msg_get(m, "name", &nlen);
+	char why[64];
+
+	while (i < 2 && strcmp(ops[i].cmd, pmi2_msg_cmd(m)) != 0)
+		i++;
+	if (pmi_srv_resource(c, ops[i].op, kind, klen, name, nlen, why, sizeof(why)) < 0)
+		return reply_rc(c, ops[i].resp, -1, why);
+	return reply_rc(c, ops[i].resp, 0, NULL);
+}
+
 /* {==== spawn: ncmds, preputcount, ppkeyI/ppvalI, then per command subcmd, maxprocs, argc,
  * argvI, [infokeycount, infokeyI/infovalI]. Pairs are read in order, as Slurm does. */
 
@@ -444,6 +468,9 @@ static const struct {
     {"name-unpublish", h_unpublish, 1},
     {"name-lookup", h_lookup, 1},
     {"spawn", h_spawn, 1},
+    {"lamkit-resource-register", h_resource, 1},
+    {"lamkit-resource-release-begin", h_resource, 1},
+    {"lamkit-resource-release-end", h_resource, 1},
     {"abort", h_abort, 0},
     {"finalize", h_finalize, 1},
 };

@@ -508,3 +508,49 @@ int PMI_Free_keyvals(PMI_keyval_t keyvalp[], int size)
 	free(keyvalp);
 	return PMI_SUCCESS;
 }
+
+/* ---- resource registration (lamkit's extension) ---- */
+
+static int resource(const char *op1, const char *op2, const char *kind, const char *name)
+{
+	char req[PMI_LINE_MAX + 1], line[PMIC_LINE], want[64];
+	const char *sd = getenv("LAMKIT_SESSION_DIR");
+
+	if (pmic.mode == PMIC_NONE)
+		return PMI_ERR_INIT;
+	if (!pmic_token_ok(kind) || !name || !*name || strlen(name) > PMI_RES_NAME_MAX ||
+	    strchr(name, '\n'))
+		return PMI_ERR_INVALID_ARG;
+	if (pmic.mode != PMIC_WIRE || !sd || !*sd)
+		return PMI_FAIL; /* only lamkit's agents serve it; others may not take unknown
+		                    requests */
+	if (pmic.ver == 2) {
+		struct pmi2_out o;
+		snprintf(want, sizeof(want), "%s-response", op2);
+		pmi2_out_begin(&o, op2);
+		pmi2_out_add(&o, "kind", kind);
+		pmi2_out_add(&o, "name", name);
+		return pmic2_simple(&o, want);
+	}
+	int n = snprintf(req, sizeof(req), "cmd=%s kind=%s name=%s\n", op1, kind, name);
+	if (n < 0 || n > PMI_LINE_MAX)
+		return PMI_ERR_INVALID_LENGTH;
+	snprintf(want, sizeof(want), "%s_result", op1);
+	long r = pmic_xact(req, want, line, sizeof(line));
+	return r >= 0 && pmic_rc(line, (size_t)r) == 0 ? PMI_SUCCESS : PMI_FAIL;
+}
+
+int PMI_Resource_register(const char kind[], const char name[])
+{
+	return resource("resource_register", "lamkit-resource-register", kind, name);
+}
+
+int PMI_Resource_release_begin(const char kind[], const char name[])
+{
+	return resource("resource_release_begin", "lamkit-resource-release-begin", kind, name);
+}
+
+int PMI_Resource_release_end(const char kind[], const char name[])
+{
+	return resource("resource_release_end", "lamkit-resource-release-end", kind, name);
+}

@@ -361,6 +361,64 @@ static int spawn_line(pmi_conn_t *c, const char *line, size_t len, int first)
 	return 0;
 }
 
+int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_t klen, const char *name,
+                     size_t nlen, char *why, size_t whylen)
+{
+	char k[16], n[PMI_RES_NAME_MAX + 1];
+
+	if (!kind || !name || klen == 0 || nlen == 0) {
+		snprintf(why, whylen, "%s", kind && klen ? "missing_name" : "missing_kind");
+		return -1;
+	}
+	if (klen >= sizeof(k) || nlen > PMI_RES_NAME_MAX) {
+		snprintf(why, whylen, "%s", klen >= sizeof(k) ? "unknown_kind" : "name_too_long");
+		return -1;
+	}
+	if (!c->s->ops.resource) {
+		snprintf(why, whylen, "not_served");
+		return -1;
+	}
+	memcpy(k, kind, klen);
+	k[klen] = '\0';
+	memcpy(n, name, nlen);
+	n[nlen] = '\0';
+	why[0] = '\0';
+	if (c->s->ops.resource(c->s->arg, c, op, k, n, why, whylen) == 0)
+		return 0;
+	if (!why[0])
+		snprintf(why, whylen, "refused");
+	return -1;
+}
+
+/* resource_register / resource_release_begin / resource_release_end kind=K name=N (rest of
+ * the line: paths may hold spaces). */
+static int h_resource(pmi_conn_t *c, const char *line, size_t len, int op, const char *result)
+{
+	size_t klen = 0, nlen = 0, nstart;
+	const char *name = pmi_wire_find_rest(line, len, "name", &nlen, &nstart);
+	const char *kind = pmi_wire_find(line, name ? nstart : len, "kind", &klen);
+	char why[64];
+
+	if (pmi_srv_resource(c, op, kind, klen, name, nlen, why, sizeof(why)) < 0)
+		return reply(c, "cmd=%s rc=-1 msg=%s", result, why);
+	return reply(c, "cmd=%s rc=0 msg=success", result);
+}
+
+static int h_res_reg(pmi_conn_t *c, const char *line, size_t len)
+{
+	return h_resource(c, line, len, PMI_RES_REGISTER, "resource_register_result");
+}
+
+static int h_res_begin(pmi_conn_t *c, const char *line, size_t len)
+{
+	return h_resource(c, line, len, PMI_RES_RELEASE_BEGIN, "resource_release_begin_result");
+}
+
+static int h_res_end(pmi_conn_t *c, const char *line, size_t len)
+{
+	return h_resource(c, line, len, PMI_RES_RELEASE_END, "resource_release_end_result");
+}
+
 typedef int (*handler_t)(pmi_conn_t *c, const char *line, size_t len);
 
 static const struct {
@@ -384,6 +442,9 @@ static const struct {
     {"publish_name", h_publish, 1},
     {"lookup_name", h_lookup, 1},
     {"unpublish_name", h_unpublish, 1},
+    {"resource_register", h_res_reg, 1},
+    {"resource_release_begin", h_res_begin, 1},
+    {"resource_release_end", h_res_end, 1},
 };
 
 static int valid_cmd(const char *cmd, size_t n)

@@ -52,6 +52,10 @@ PMI_INTERNAL void pmi_srv_start_fence(pmi_server_t *s);
 /* Nonzero if another conn of s already holds rank. */
 PMI_INTERNAL int pmi_srv_rank_taken(const pmi_server_t *s, const pmi_conn_t *self, int rank);
 
+/* Run a resource request through ops->resource: 0, or -1 with a reason in why. */
+PMI_INTERNAL int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_t klen,
+                                  const char *name, size_t nlen, char *why, size_t whylen);
+
 /* PMI-2 half (pmi2_server.c). Feed bytes of a conn in PMI-2 mode: 0, or -1 after fail. */
 PMI_INTERNAL int pmi2_srv_feed(pmi_conn_t *c, const char *buf, size_t len);
 /* The fence ended: answer a PMI-2 conn waiting in kvs-fence. */

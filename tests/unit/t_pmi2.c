@@ -17,7 +17,7 @@ static struct {
 	pmi_server_t *s;
 	struct cbuf out[NCONN];
 	int nerr, nabort, nfin, nfence, nspawn, abort_code;
-	char lasterr[256], abort_msg[256], spawn_desc[512];
+	char lasterr[256], abort_msg[256], spawn_desc[512], res_desc[700];
 } F;
 
 static void f_send(void *arg, pmi_conn_t *c, const char *line, size_t len)
@@ -80,7 +80,22 @@ static int f_spawn(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int ar
 	return 0;
 }
 
-static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, f_spawn};
+/* Accepts kind "shm" only; records what it was asked. */
+static int f_resource(void *arg, pmi_conn_t *c, int op, const char *kind, const char *name,
+                      char *why, size_t whylen)
+{
+	(void)arg;
+	snprintf(F.res_desc, sizeof(F.res_desc), "rank %d op %d %s [%s]", pmi_conn_rank(c), op,
+	         kind, name);
+	if (strcmp(kind, "shm") != 0) {
+		snprintf(why, whylen, "unknown_kind");
+		return -1;
+	}
+	return 0;
+}
+
+static struct pmi_server_ops ops = {f_send,  f_fence, f_abort,   f_finalize,
+                                    f_error, f_spawn, f_resource};
 
 static void mk(int size, int nlocal)
 {
@@ -473,11 +488,52 @@ static void test_fuzz(void)
 	is_int(bad, 0, "%d random, corrupted and truncated PMI-2 inputs handled", rounds);
 }
 
+/* Resource registration on both wires reaches ops->resource and answers its verdict. */
+static void test_resources(void)
+{
+	pmi_conn_t *c1, *c2;
+
+	mk(2, 2);
+	c1 = conn(0, 0);
+	pmi_conn_feed(c1, "cmd=init pmi_version=1 pmi_subversion=1\n", 40);
+	(void)next1(0);
+	const char *l = "cmd=resource_register kind=shm name=/lk seg\n";
+	pmi_conn_feed(c1, l, strlen(l));
+	is_str(next1(0), "cmd=resource_register_result rc=0 msg=success", "PMI-1 register");
+	is_str(F.res_desc, "rank 0 op 0 shm [/lk seg]", "name runs to the end of the line");
+	l = "cmd=resource_release_begin kind=file name=/x\n";
+	pmi_conn_feed(c1, l, strlen(l));
+	is_str(next1(0), "cmd=resource_release_begin_result rc=-1 msg=unknown_kind",
+	       "the owner's refusal is answered");
+	l = "cmd=resource_release_end name=/x\n";
+	pmi_conn_feed(c1, l, strlen(l));
+	is_str(next1(0), "cmd=resource_release_end_result rc=-1 msg=missing_kind", "no kind");
+	c2 = v2conn(1, 1);
+	say2(c2, "cmd=lamkit-resource-release-end;kind=shm;name=/a;;b;");
+	is_str(next2(1), "cmd=lamkit-resource-release-end-response;rc=0;", "PMI-2 release_end");
+	is_str(F.res_desc, "rank 1 op 2 shm [/a;b]", "op and unescaped name");
+	say2(c2, "cmd=lamkit-resource-register;kind=shm;");
+	is_str(next2(1), "cmd=lamkit-resource-register-response;rc=-1;errmsg=missing_name;",
+	       "PMI-2 without a name");
+	is_int(F.nerr, 0, "refusals are not protocol errors");
+	pmi_server_destroy(F.s);
+
+	ops.resource = NULL;
+	mk(1, 1);
+	c2 = v2conn(0, 0);
+	say2(c2, "cmd=lamkit-resource-register;kind=shm;name=/x;");
+	is_str(next2(0), "cmd=lamkit-resource-register-response;rc=-1;errmsg=not_served;",
+	       "an owner without ops->resource: not_served");
+	pmi_server_destroy(F.s);
+	ops.resource = f_resource;
+}
+
 int main(void)
 {
 	test_codec();
 	test_sequence();
 	test_errors();
+	test_resources();
 	test_fuzz();
 	return done_testing();
 }

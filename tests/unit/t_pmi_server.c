@@ -86,7 +86,7 @@ static int f_spawn(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int ar
 	return strcmp(exe, "fail") == 0 ? -1 : 0;
 }
 
-static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, NULL};
+static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, NULL, NULL};
 
 /* Pop the next line the engine sent to slot i ("" when none). */
 static const char *next(int i)
