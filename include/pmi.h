@@ -91,6 +91,19 @@ int PMI_Get_id_length_max(int *length);
 int PMI_Get_id(char id_str[], int length);
 int PMI_Get_kvs_domain_id(char id_str[], int length);
 
+/* lamkit extension: resources the launcher removes for the rank if it dies, the job ends or
+ * aborts, and that `lamkit wipe` removes if the launcher itself was killed. kind is "shm" (a
+ * POSIX shared-memory name, "/x"), "file" (an absolute path under /dev/shm or the session
+ * directory's parent, the one $LAMKIT_SESSION_DIR is in) or "pid" (a helper process, in
+ * decimal; it is killed, its start time checked against pid reuse). Register after creating
+ * the resource; to destroy it, call release_begin, destroy it, then release_end (a crash
+ * between the two still gets it removed, and nothing of a later owner's is touched after
+ * release_end). Served only by lamkit's agents ($LAMKIT_SESSION_DIR set): PMI_FAIL
+ * elsewhere, and as a singleton. */
+int PMI_Resource_register(const char kind[], const char name[]);
+int PMI_Resource_release_begin(const char kind[], const char name[]);
+int PMI_Resource_release_end(const char kind[], const char name[]);
+
 /* Extra KVS spaces are not served (one KVS per job): both return PMI_FAIL. */
 int PMI_KVS_Create(char kvsname[], int length);
 int PMI_KVS_Destroy(const char kvsname[]);

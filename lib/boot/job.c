@@ -294,6 +294,7 @@ void boot_job_rank_gone(boot_job_t *j, struct boot_rank *r, int status)
 	r->status = status;
 	j->nalive--;
 	boot_job_pmi_rank_exit(j, r); /* read what it said last, then judge its PMI state */
+	boot_job_res_clean(j, r->rank);
 	uint32_t v[4] = {(uint32_t)r->rank, (uint32_t)r->pid, (uint32_t)status,
 	                 (uint32_t)r->pmi_state};
 	send_u32s(j, BOOT_MSG_RANK_EXIT, 4, v);
@@ -361,6 +362,7 @@ void boot_job_destroy(boot_job_t *j)
 	if (j->drain_timer > 0)
 		core_ev_timer_cancel(j->ag->ev, j->drain_timer);
 	boot_job_pmi_destroy(j);
+	boot_job_res_fini(j);
 	if (j->dir[0] && core_rm_rf(j->dir) < 0)
 		core_log(CORE_LOG_WARN, "cannot remove %s: %s", j->dir, strerror(errno));
 	if (j->devnull >= 0)

@@ -142,10 +142,14 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_drop_prefix(&e, "PMI_RANK=");
 	env_drop_prefix(&e, "PMI_ID=");
 	env_drop_prefix(&e, "MPI_LOCALRANKID=");
-	if (j->js.pmi_port)
+	env_drop_prefix(&e, "PMI_JOBID=");
+	if (j->js.pmi_port) {
 		env_set(&e, "PMI_PORT", "%s", j->port_str);
-	else
+	} else {
 		env_set(&e, "PMI_FD", "%d", BOOT_PMI_FD_NUM);
+		/* as Slurm's pmi2 plugin does: PMI-2 is served on PMI_FD (libpmi prefers it) */
+		env_set(&e, "PMI_JOBID", "%s", j->js.kvsname);
+	}
 	env_set(&e, "PMI_SIZE", "%d", j->js.size);
 	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);

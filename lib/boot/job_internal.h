@@ -57,11 +57,21 @@ struct boot_job {
 	char **exe_paths;           /* per app: the executable, resolved once */
 	struct core_wbuf procs;     /* "pid starttime rank" lines, written once after starting */
 	char pmi_lib[4300];         /* libpmi.so written for Open MPI programs */
+	struct boot_res *res;       /* registered resources (job_res.c) */
+	int nres, capres;
 };
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
                    size_t elen);
 void boot_job_rank_gone(boot_job_t *j, struct boot_rank *r, int status);
+
+/* job_res.c: a PMI resource request of rank (op: PMI_RES_*); 0, or -1 with a reason. */
+int boot_job_res_op(boot_job_t *j, int rank, int op, const char *kind, const char *name, char *why,
+                    size_t whylen);
+/* Remove or kill what rank registered (rank -1: every rank's). */
+void boot_job_res_clean(boot_job_t *j, int rank);
+/* At job end: everything registered, and the segments lamkit's MPI recorded. */
+void boot_job_res_fini(boot_job_t *j);
 
 /* job_pmi.c */
 int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen);

@@ -262,12 +262,21 @@ static void op_error(void *arg, pmi_conn_t *c, const char *msg)
 	core_w_free(&w);
 }
 
+static int op_resource(void *arg, pmi_conn_t *c, int op, const char *kind, const char *name,
+                       char *why, size_t whylen)
+{
+	struct boot_rank *r = conn_rank(c);
+
+	return boot_job_res_op(arg, r ? r->rank : pmi_conn_rank(c), op, kind, name, why, whylen);
+}
+
 static const struct pmi_server_ops ops = {
     .send = op_send,
     .fence = op_fence,
     .abort = op_abort,
     .finalize = op_finalize,
     .error = op_error,
+    .resource = op_resource,
 };
 
 static void close_pmi(boot_job_t *j, struct boot_rank *r)

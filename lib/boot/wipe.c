@@ -255,6 +255,7 @@ static void scan_agent(struct wipe *w, int a, int afd)
 		w->u[j].dev = st.st_dev;
 		w->u[j].ino = st.st_ino;
 		read_procs(w, jfd, "procs", j, 0);
+		read_procs(w, jfd, "res-procs", j, 0); /* helpers the ranks registered */
 		close(jfd);
 	}
 	closedir(d);
@@ -709,11 +710,16 @@ static void remove_files(struct wipe *w, int unit)
 	unit_path(w, unit, dir, sizeof dir);
 	if (fd < 0)
 		return;
-	char *buf = read_at(fd, "files", MAX_RECORD), *save = NULL;
-	snprintf(from, sizeof from, "%s/files", dir);
-	for (char *l = buf ? strtok_r(buf, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-		remove_registered(w, l, from);
-	free(buf);
+	static const char *const recs[] = {"files", "res-files"}; /* res-: registered via PMI */
+	for (int k = 0; k < 2; k++) {
+		char *buf = read_at(fd, recs[k], MAX_RECORD), *save = NULL;
+		snprintf(from, sizeof from, "%s/%s", dir, recs[k]);
+		for (char *l = buf ? strtok_r(buf, "\n", &save) : NULL; l;
+		     l = strtok_r(NULL, "\n", &save))
+			remove_registered(w, l, from);
+		free(buf);
+	}
+	char *buf;
 	DIR *d = opendir_fd(fd);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {

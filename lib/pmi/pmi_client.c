@@ -65,6 +65,26 @@ static long read_line(char *line, size_t cap)
 	}
 }
 
+int pmic_read_exact(char *buf, size_t n)
+{
+	size_t take = pmic.rlen < n ? pmic.rlen : n;
+
+	memcpy(buf, pmic.rbuf, take);
+	pmic.rlen -= take;
+	memmove(pmic.rbuf, pmic.rbuf + take, pmic.rlen);
+	while (take < n) {
+		ssize_t r = read(pmic.fd, buf + take, n - take);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			errno = r == 0 ? ECONNRESET : errno;
+			return -1;
+		}
+		take += (size_t)r;
+	}
+	return 0;
+}
+
 /* Read one reply line and check its cmd. */
 static long expect(const char *want, char *line, size_t cap)
 {
@@ -299,14 +319,42 @@ static int connect_pm(void)
 	return 0;
 }
 
-/* init, get_maxes, get_appnum, get_my_kvsname. */
+/* PMI-2 first? LAMKIT_PMI_VERSION=1|2 decides; otherwise yes on PMI_FD when the launcher
+ * says it serves PMI-2 (PMI_JOBID: lamkit's agents and Slurm's pmi2 plugin set it). */
+static int want_v2(void)
+{
+	const char *v = getenv("LAMKIT_PMI_VERSION"), *mt = getenv("SLURM_MPI_TYPE");
+
+	if (v && *v)
+		return strcmp(v, "2") == 0;
+	if (!getenv("PMI_FD"))
+		return 0;
+	return getenv("PMI_JOBID") != NULL || (mt && strcmp(mt, "pmi2") == 0);
+}
+
+/* init (PMI-2 if wanted and accepted), then get_maxes, get_appnum, get_my_kvsname. */
 static int handshake(void)
 {
 	char line[PMIC_LINE];
-	long n = pmic_xact("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", line,
-	                   sizeof(line));
+	long n;
 	int ver = 1;
 
+	pmic.ver = 1;
+	if (want_v2()) {
+		n = pmic_xact("cmd=init pmi_version=2 pmi_subversion=0\n", "response_to_init", line,
+		              sizeof(line));
+		if (n < 0)
+			return -1;
+		if (pmic_rc(line, (size_t)n) == 0 &&
+		    pmi_wire_get_int(line, (size_t)n, "pmi_version", &ver) == 0 && ver == 2) {
+			pmic.ver = 2;
+			return pmic2_init();
+		}
+		/* refused but still connected: fall back to PMI-1 below */
+	}
+	n = pmic_xact("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init", line,
+	              sizeof(line));
+	ver = 1;
 	if (n < 0 || pmic_rc(line, (size_t)n) != 0)
 		return -1;
 	if (pmi_wire_get_int(line, (size_t)n, "pmi_version", &ver) == 0 && ver != 1)
@@ -349,7 +397,7 @@ int PMI_Init(int *spawned)
 		snprintf(pmic.kvsname, sizeof(pmic.kvsname), "singleton-%ld", (long)getpid());
 	}
 	pmic.usize = -1;
-	pmic.spawned = env_int("PMI_SPAWNED", &sp) == 0 && sp != 0;
+	pmic.spawned = pmic.spawned || (env_int("PMI_SPAWNED", &sp) == 0 && sp != 0);
 	*spawned = pmic.spawned;
 	return PMI_SUCCESS;
 }
@@ -369,9 +417,14 @@ int PMI_Finalize(void)
 
 	if (pmic.mode == PMIC_NONE)
 		return PMI_ERR_INIT;
-	if (pmic.mode == PMIC_WIRE &&
-	    pmic_xact("cmd=finalize\n", "finalize_ack", line, sizeof(line)) < 0)
+	if (pmic.mode == PMIC_WIRE && pmic.ver == 2) {
+		struct pmi2_out o;
+		pmi2_out_begin(&o, "finalize");
+		rc = pmic2_simple(&o, "finalize-response");
+	} else if (pmic.mode == PMIC_WIRE &&
+	           pmic_xact("cmd=finalize\n", "finalize_ack", line, sizeof(line)) < 0) {
 		rc = PMI_FAIL;
+	}
 	pmic_reset();
 	return rc;
 }
@@ -381,7 +434,22 @@ int PMI_Abort(int exit_code, const char error_msg[])
 	char req[PMI_LINE_MAX];
 	int n = snprintf(req, sizeof(req) - 1, "cmd=abort exitcode=%d", exit_code);
 
-	if (pmic.mode == PMIC_WIRE) {
+	if (pmic.mode == PMIC_WIRE && pmic.ver == 2) {
+		struct pmi2_out o;
+		pmi2_out_begin(&o, "abort");
+		pmi2_out_add(&o, "isworld", "TRUE");
+		pmi2_out_add(&o, "msg", error_msg ? error_msg : "");
+		pmi2_out_addi(&o, "exitcode", exit_code); /* lamkit's extension; others ignore it */
+		long len = pmi2_out_finish(&o);
+		n = len > 0 && pmic_send(o.buf, (size_t)len) == 0 ? 0 : -1;
+		pmi2_out_free(&o);
+		if (n == 0) {
+			struct pollfd p = {.fd = pmic.fd, .events = POLLIN};
+			char sink[256];
+			while (poll(&p, 1, 30000) > 0 && read(pmic.fd, sink, sizeof(sink)) > 0)
+				;
+		}
+	} else if (pmic.mode == PMIC_WIRE) {
 		if (error_msg && *error_msg) {
 			n += snprintf(req + n, sizeof(req) - 1 - (size_t)n, " error_msg=%s",
 			              error_msg);
@@ -442,7 +510,16 @@ int PMI_Get_universe_size(int *size)
 		return PMI_ERR_INIT;
 	if (!size)
 		return PMI_ERR_INVALID_ARG;
-	if (pmic.usize < 0 && pmic.mode == PMIC_WIRE) {
+	if (pmic.usize < 0 && pmic.mode == PMIC_WIRE && pmic.ver == 2) {
+		char v[32];
+		int found = 0;
+		if (pmic2_query("info-getjobattr", "universeSize", NULL, NULL, v, sizeof(v),
+		                &found) == PMI_SUCCESS &&
+		    found && pmi_wire_parse_int(v, strlen(v), &pmic.usize) == 0 && pmic.usize > 0)
+			;
+		else
+			pmic.usize = pmic.size;
+	} else if (pmic.usize < 0 && pmic.mode == PMIC_WIRE) {
 		long n = pmic_xact("cmd=get_universe_size\n", "universe_size", line, sizeof(line));
 		if (n < 0 || pmi_wire_get_int(line, (size_t)n, "size", &pmic.usize) < 0)
 			return PMI_FAIL;
@@ -525,6 +602,15 @@ int PMI_KVS_Put(const char kvsname[], const char key[], const char value[])
 		return pmic_local_set(PMIC_KVS, key, value) == 0 ? PMI_SUCCESS : PMI_ERR_NOMEM;
 	if (pmi_wire_escape(value, esc, sizeof(esc)) < 0)
 		return PMI_ERR_INVALID_VAL_LENGTH;
+	if (pmic.ver == 2) {
+		struct pmi2_out o;
+		if (strlen(esc) > PMI2_VAL_MAX)
+			return PMI_ERR_INVALID_VAL_LENGTH;
+		pmi2_out_begin(&o, "kvs-put");
+		pmi2_out_add(&o, "key", key);
+		pmi2_out_add(&o, "value", esc);
+		return pmic2_simple(&o, "kvs-put-response");
+	}
 	int n =
 	    snprintf(req, sizeof(req), "cmd=put kvsname=%s key=%s value=%s\n", kvsname, key, esc);
 	if (n < 0 || n > PMI_LINE_MAX) /* MPICH-style servers read at most 1024 bytes a line */
@@ -543,6 +629,15 @@ int pmic_get(const char *kvsname, const char *key, char *out, size_t outlen)
 		if (!v)
 			return PMI_FAIL;
 		return pmic_copy(out, (int)outlen, v);
+	}
+	if (pmic.ver == 2) {
+		char raw[PMI2_VAL_MAX + 1];
+		int found = 0;
+		int rc = pmic2_query("kvs-get", key, "jobid", kvsname, raw, sizeof(raw), &found);
+		if (rc != PMI_SUCCESS || !found)
+			return rc != PMI_SUCCESS ? rc : PMI_FAIL;
+		return pmi_wire_unescape(raw, strlen(raw), out, outlen) < 0 ? PMI_ERR_INVALID_LENGTH
+		                                                            : PMI_SUCCESS;
 	}
 	int n = snprintf(req, sizeof(req), "cmd=get kvsname=%s key=%s\n", kvsname, key);
 	if (n < 0 || n > PMI_LINE_MAX)
@@ -584,6 +679,11 @@ int PMI_Barrier(void)
 		return PMI_ERR_INIT;
 	if (pmic.mode == PMIC_SINGLETON)
 		return PMI_SUCCESS;
+	if (pmic.ver == 2) {
+		struct pmi2_out o;
+		pmi2_out_begin(&o, "kvs-fence");
+		return pmic2_simple(&o, "kvs-fence-response");
+	}
 	return pmic_xact("cmd=barrier_in\n", "barrier_out", line, sizeof(line)) < 0 ? PMI_FAIL
 	                                                                            : PMI_SUCCESS;
 }

@@ -1,5 +1,6 @@
 /* lib/pmi/pmi_client_ext.c: libpmi clique, name service, spawn, KVS walk and legacy calls. */
 #include "pmi.h"
+#include "pmi2.h"
 #include "pmi_client_int.h"
 #include "pmi_server.h"
 
@@ -94,7 +95,7 @@ static int clique_from_mapping(void)
 	struct block *b;
 	int nb;
 
-	if (pmic_get(pmic.kvsname, "PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS ||
+	if (pmic_jobattr("PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS ||
 	    (nb = parse_blocks(val, &b)) < 0)
 		return -1;
 	long *node = malloc((size_t)pmic.size * sizeof(*node));
@@ -203,6 +204,9 @@ int PMI_Publish_name(const char service_name[], const char port[])
 		return pmic_local_set(PMIC_NAMES, service_name, port) == 0 ? PMI_SUCCESS
 		                                                           : PMI_ERR_NOMEM;
 	}
+	if (pmic.ver == 2)
+		return PMI2_Nameserv_publish(service_name, NULL, port) == PMI2_SUCCESS ? PMI_SUCCESS
+		                                                                       : PMI_FAIL;
 	int n =
 	    snprintf(req, sizeof(req), "cmd=publish_name service=%s port=%s\n", service_name, port);
 	if (n < 0 || n > PMI_LINE_MAX)
@@ -222,6 +226,9 @@ int PMI_Unpublish_name(const char service_name[])
 		return PMI_ERR_INVALID_ARG;
 	if (pmic.mode == PMIC_SINGLETON)
 		return pmic_local_del(PMIC_NAMES, service_name) == 0 ? PMI_SUCCESS : PMI_FAIL;
+	if (pmic.ver == 2)
+		return PMI2_Nameserv_unpublish(service_name, NULL) == PMI2_SUCCESS ? PMI_SUCCESS
+		                                                                   : PMI_FAIL;
 	snprintf(req, sizeof(req), "cmd=unpublish_name service=%s\n", service_name);
 	return names_xact(req, "unpublish_result", line, &rc) >= 0 && rc == 0 ? PMI_SUCCESS
 	                                                                      : PMI_FAIL;
@@ -240,6 +247,10 @@ int PMI_Lookup_name(const char service_name[], char port[])
 		const char *p = pmic_local_get(PMIC_NAMES, service_name);
 		return p ? pmic_copy(port, PMIC_PORT, p) : PMI_FAIL;
 	}
+	if (pmic.ver == 2)
+		return PMI2_Nameserv_lookup(service_name, NULL, port, PMIC_PORT) == PMI2_SUCCESS
+		           ? PMI_SUCCESS
+		           : PMI_FAIL;
 	snprintf(req, sizeof(req), "cmd=lookup_name service=%s\n", service_name);
 	if ((n = names_xact(req, "lookup_result", line, &rc)) < 0 || rc != 0)
 		return PMI_FAIL;
@@ -269,6 +280,8 @@ static int iter(const char *kvsname, char key[], int key_len, char val[], int va
 			return PMI_ERR_INVALID_KEY_LENGTH;
 		return pmic_copy(val, val_len, e->val);
 	}
+	if (pmic.ver == 2)
+		return PMI_FAIL; /* PMI-2 has no way to walk the KVS */
 	n = snprintf(req, sizeof(req), "cmd=getbyidx kvsname=%s idx=%d\n", kvsname, pmic.iter);
 	if (n < 0 || n > PMI_LINE_MAX ||
 	    (n = pmic_xact(req, "getbyidx_results", line, sizeof(line))) < 0)
@@ -399,6 +412,16 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], cons
 		return PMI_ERR_INVALID_ARGS;
 	if (pmic.mode == PMIC_SINGLETON)
 		return PMI_FAIL; /* no process manager to start anything */
+	if (pmic.ver == 2) {
+		rc = pmic2_spawn(count, cmds, argvs, maxprocs, info_keyval_sizesp,
+		                 info_keyval_vectors, preput_keyval_size, preput_keyval_vector,
+		                 NULL, 0);
+		for (int i = 0; i < count; i++)
+			total += maxprocs[i];
+		for (int i = 0; errors && i < total; i++)
+			errors[i] = rc == PMI_SUCCESS ? 0 : -1;
+		return rc;
+	}
 	for (int i = 0; i < count; i++) {
 		int ninfo = info_keyval_sizesp && info_keyval_vectors ? info_keyval_sizesp[i] : 0;
 		spawn_block(&b, i, count, cmds[i], argvs ? argvs[i] : NULL, maxprocs[i], ninfo,
@@ -484,4 +507,50 @@ int PMI_Free_keyvals(PMI_keyval_t keyvalp[], int size)
 	}
 	free(keyvalp);
 	return PMI_SUCCESS;
+}
+
+/* ---- resource registration (lamkit's extension) ---- */
+
+static int resource(const char *op1, const char *op2, const char *kind, const char *name)
+{
+	char req[PMI_LINE_MAX + 1], line[PMIC_LINE], want[64];
+	const char *sd = getenv("LAMKIT_SESSION_DIR");
+
+	if (pmic.mode == PMIC_NONE)
+		return PMI_ERR_INIT;
+	if (!pmic_token_ok(kind) || !name || !*name || strlen(name) > PMI_RES_NAME_MAX ||
+	    strchr(name, '\n'))
+		return PMI_ERR_INVALID_ARG;
+	if (pmic.mode != PMIC_WIRE || !sd || !*sd)
+		return PMI_FAIL; /* only lamkit's agents serve it; others may not take unknown
+		                    requests */
+	if (pmic.ver == 2) {
+		struct pmi2_out o;
+		snprintf(want, sizeof(want), "%s-response", op2);
+		pmi2_out_begin(&o, op2);
+		pmi2_out_add(&o, "kind", kind);
+		pmi2_out_add(&o, "name", name);
+		return pmic2_simple(&o, want);
+	}
+	int n = snprintf(req, sizeof(req), "cmd=%s kind=%s name=%s\n", op1, kind, name);
+	if (n < 0 || n > PMI_LINE_MAX)
+		return PMI_ERR_INVALID_LENGTH;
+	snprintf(want, sizeof(want), "%s_result", op1);
+	long r = pmic_xact(req, want, line, sizeof(line));
+	return r >= 0 && pmic_rc(line, (size_t)r) == 0 ? PMI_SUCCESS : PMI_FAIL;
+}
+
+int PMI_Resource_register(const char kind[], const char name[])
+{
+	return resource("resource_register", "lamkit-resource-register", kind, name);
+}
+
+int PMI_Resource_release_begin(const char kind[], const char name[])
+{
+	return resource("resource_release_begin", "lamkit-resource-release-begin", kind, name);
+}
+
+int PMI_Resource_release_end(const char kind[], const char name[])
+{
+	return resource("resource_release_end", "lamkit-resource-release-end", kind, name);
 }

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "pmi.h"
+#include "pmi2_wire.h"
 #include "pmi_wire.h"
 
 #define PMIC_LINE  4096 /* longest reply line we accept */
@@ -12,6 +14,7 @@
 #define PMIC_PORT  256  /* port[] size PMI_Lookup_name may fill (MPI_MAX_PORT_NAME) */
 #define PMIC_KVS   0    /* local store namespaces (singleton mode) */
 #define PMIC_NAMES 1
+#define PMIC_NODE  2 /* singleton node attributes */
 
 enum pmic_mode { PMIC_NONE, PMIC_SINGLETON, PMIC_WIRE };
 
@@ -22,6 +25,7 @@ struct pmic_kv {
 
 struct pmic {
 	enum pmic_mode mode;
+	int ver; /* wire protocol in PMIC_WIRE mode: 1 or 2 */
 	int fd;
 	int rank, size, spawned, appnum, usize;
 	int kvsname_max, keylen_max, vallen_max;
@@ -48,6 +52,28 @@ PMI_INTERNAL int pmic_rc(const char *line, size_t len);
 PMI_INTERNAL int pmic_token_ok(const char *s);
 /* Look `key` up in KVS `kvsname`, unescaped into out[outlen]. A PMI_* code. */
 PMI_INTERNAL int pmic_get(const char *kvsname, const char *key, char *out, size_t outlen);
+
+/* Read exactly n bytes (buffered data first). 0, or -1 with errno. */
+PMI_INTERNAL int pmic_read_exact(char *buf, size_t n);
+
+/* ---- PMI-2 wire (pmi2_client.c) ---- */
+/* After response_to_init accepted version 2: fullinit and job-getid. 0, or -1. */
+PMI_INTERNAL int pmic2_init(void);
+/* Finish and send o (then freed), read one reply into resp (pmi2_msg_free it) and check
+ * that its cmd is want. 0, or -1. */
+PMI_INTERNAL int pmic2_xact(struct pmi2_out *o, const char *want, struct pmi2_msg *resp);
+/* Send o and return PMI_SUCCESS when the reply `want` has rc=0, else PMI_FAIL. */
+PMI_INTERNAL int pmic2_simple(struct pmi2_out *o, const char *want);
+/* A found/value query (kvs-get, info-getjobattr, info-getnodeattr) for key, with one extra
+ * pair xk=xv when xk is non-NULL. *found = 1/0; value into out[outlen]. A PMI_* code. */
+PMI_INTERNAL int pmic2_query(const char *cmd, const char *key, const char *xk, const char *xv,
+                             char *out, size_t outlen, int *found);
+/* PMI-2 spawn request; jobid[jobid_size] gets the new job's id when told. A PMI_* code. */
+PMI_INTERNAL int pmic2_spawn(int count, const char *cmds[], const char **argvs[],
+                             const int maxprocs[], const int ninfo[], const PMI_keyval_t *info[],
+                             int npre, const PMI_keyval_t pre[], char *jobid, int jobid_size);
+/* Job attribute over either wire (PMI-1: a get of the same key). A PMI_* code. */
+PMI_INTERNAL int pmic_jobattr(const char *key, char *out, size_t outlen);
 
 /* Singleton store: set (copy), get, delete, and entry idx of namespace ns. */
 PMI_INTERNAL int pmic_local_set(int ns, const char *key, const char *val);

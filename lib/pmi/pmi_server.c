@@ -1,6 +1,7 @@
-/* lib/pmi/pmi_server.c: PMI-1 server engine: parses request lines, keeps the KVS, calls ops. */
+/* lib/pmi/pmi_server.c: PMI server engine: PMI-1 lines, KVS, fence, conns; calls ops. */
 #include "pmi_server.h"
 #include "pmi_kvs.h"
+#include "pmi_server_int.h"
 #include "pmi_spawn.h"
 #include "pmi_wire.h"
 
@@ -13,37 +14,9 @@
 #define REPLY_MAX (PMI_LINE_MAX + PMI_VALLEN_MAX + 128) /* longest line we send */
 #define CMD_MAX   64                                    /* longest command name we accept */
 
-struct pmi_server {
-	struct pmi_server_cfg cfg;
-	int *appnum;
-	char *kvsname;
-	struct pmi_server_ops ops;
-	void *arg;
-	pmi_kvs_t *kvs;   /* everything visible to get */
-	pmi_kvs_t *delta; /* local puts since the last fence */
-	pmi_kvs_t *names; /* publish_name table */
-	char *fbuf;       /* encoded delta handed to ops->fence */
-	size_t flen, fcap;
-	int nwaiting; /* local conns inside barrier_in */
-	pmi_conn_t *conns;
-};
-
-struct pmi_conn {
-	pmi_server_t *s; /* NULL once destroyed while busy */
-	pmi_conn_t *prev, *next;
-	int rank;
-	unsigned initialized : 1, finalized : 1, waiting : 1, dead : 1, quiet : 1, doomed : 1;
-	int busy;
-	void *data;
-	struct pmi_spawn *spawn; /* collecting an mcmd=spawn block */
-	int spawn_rc;            /* worst rc over the blocks of one spawn request */
-	size_t ilen;
-	char ibuf[PMI_LINE_MAX + 1];
-};
-
 /* ---- replies and errors ---- */
 
-static void send_line(pmi_conn_t *c, const char *line, size_t len)
+void pmi_srv_send(pmi_conn_t *c, const char *line, size_t len)
 {
 	if (c->s && !c->doomed)
 		c->s->ops.send(c->s->arg, c, line, len);
@@ -63,12 +36,12 @@ static int reply(pmi_conn_t *c, const char *fmt, ...)
 		return -1;
 	}
 	line[n++] = '\n';
-	send_line(c, line, (size_t)n);
+	pmi_srv_send(c, line, (size_t)n);
 	return 0;
 }
 
 /* The client broke the protocol: tell the owner once and stop reading from it. */
-static int fail(pmi_conn_t *c, const char *fmt, ...)
+int pmi_srv_fail(pmi_conn_t *c, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -106,11 +79,16 @@ static int h_init(pmi_conn_t *c, const char *line, size_t len)
 {
 	int ver = 0, sub = 0;
 
-	if (pmi_wire_get_int(line, len, "pmi_version", &ver) < 0 || ver != 1) {
-		reply(c, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1");
-		return fail(c, "init asks for PMI version %d; only PMI-1 is served", ver);
+	if (pmi_wire_get_int(line, len, "pmi_version", &ver) < 0 || (ver != 1 && ver != 2)) {
+		reply(c, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1");
+		return pmi_srv_fail(c, "init asks for PMI version %d; PMI-1 and PMI-2 are served",
+		                    ver);
 	}
 	(void)pmi_wire_get_int(line, len, "pmi_subversion", &sub);
+	if (ver == 2) { /* from the next byte on, the conn speaks PMI-2 (fullinit first) */
+		c->v2 = 1;
+		return reply(c, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0");
+	}
 	c->initialized = 1;
 	return reply(c, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
 }
@@ -202,7 +180,7 @@ static int h_getbyidx(pmi_conn_t *c, const char *line, size_t len)
 }
 
 /* Every local rank is inside barrier_in: hand this agent's delta to the owner. */
-static void start_fence(pmi_server_t *s)
+void pmi_srv_start_fence(pmi_server_t *s)
 {
 	s->flen = 0;
 	if (pmi_kvs_dump(s->delta, &s->fbuf, &s->flen, &s->fcap) < 0)
@@ -219,7 +197,7 @@ static int h_barrier(pmi_conn_t *c, const char *line, size_t len)
 	(void)len;
 	c->waiting = 1;
 	if (++s->nwaiting >= s->cfg.nlocal)
-		start_fence(s);
+		pmi_srv_start_fence(s);
 	return 0;
 }
 
@@ -291,7 +269,7 @@ static int h_unpublish(pmi_conn_t *c, const char *line, size_t len)
 	return reply(c, "cmd=unpublish_result rc=0 msg=success");
 }
 
-static int rank_taken(const pmi_server_t *s, const pmi_conn_t *self, int rank)
+int pmi_srv_rank_taken(const pmi_server_t *s, const pmi_conn_t *self, int rank)
 {
 	for (const pmi_conn_t *o = s->conns; o; o = o->next) {
 		if (o != self && o->rank == rank)
@@ -305,13 +283,15 @@ static int h_initack(pmi_conn_t *c, const char *line, size_t len)
 	int id;
 
 	if (pmi_wire_get_int(line, len, "pmiid", &id) < 0)
-		return fail(c, "initack without a numeric pmiid");
+		return pmi_srv_fail(c, "initack without a numeric pmiid");
 	if (id < 0 || id >= c->s->cfg.size)
-		return fail(c, "initack pmiid=%d out of range 0..%d", id, c->s->cfg.size - 1);
+		return pmi_srv_fail(c, "initack pmiid=%d out of range 0..%d", id,
+		                    c->s->cfg.size - 1);
 	if (c->rank >= 0 && c->rank != id)
-		return fail(c, "initack pmiid=%d on the connection of rank %d", id, c->rank);
-	if (rank_taken(c->s, c, id))
-		return fail(c, "initack pmiid=%d: rank already connected", id);
+		return pmi_srv_fail(c, "initack pmiid=%d on the connection of rank %d", id,
+		                    c->rank);
+	if (pmi_srv_rank_taken(c->s, c, id))
+		return pmi_srv_fail(c, "initack pmiid=%d: rank already connected", id);
 	c->rank = id;
 	reply(c, "cmd=initack");
 	reply(c, "cmd=set size=%d", c->s->cfg.size);
@@ -325,7 +305,8 @@ static int h_singinit(pmi_conn_t *c, const char *line, size_t len)
 
 	if (pmi_wire_get_int(line, len, "pmi_version", &ver) < 0 || ver != 1) {
 		reply(c, "cmd=singinit_info versionok=no stdio=no kvsname=%s", c->s->kvsname);
-		return fail(c, "singinit asks for PMI version %d; only PMI-1 is served", ver);
+		return pmi_srv_fail(c, "singinit asks for PMI version %d; only PMI-1 is served",
+		                    ver);
 	}
 	if (c->rank < 0)
 		c->rank = 0; /* a singleton is rank 0 of its own job */
@@ -367,17 +348,75 @@ static int spawn_line(pmi_conn_t *c, const char *line, size_t len, int first)
 {
 	if (first) {
 		if (c->spawn)
-			return fail(c, "mcmd=spawn inside a spawn block");
+			return pmi_srv_fail(c, "mcmd=spawn inside a spawn block");
 		c->spawn = pmi_spawn_new();
 		if (!c->spawn)
-			return fail(c, "out of memory for a spawn block");
+			return pmi_srv_fail(c, "out of memory for a spawn block");
 	}
 	if (!first && len == 6 && memcmp(line, "endcmd", 6) == 0)
 		return spawn_end(c);
 	if (pmi_spawn_add(c->spawn, line, len, first) < 0)
-		return fail(c, "spawn block over %d bytes or %d fields", PMI_SPAWN_BYTES_MAX,
-		            PMI_SPAWN_FIELDS_MAX);
+		return pmi_srv_fail(c, "spawn block over %d bytes or %d fields",
+		                    PMI_SPAWN_BYTES_MAX, PMI_SPAWN_FIELDS_MAX);
 	return 0;
+}
+
+int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_t klen, const char *name,
+                     size_t nlen, char *why, size_t whylen)
+{
+	char k[16], n[PMI_RES_NAME_MAX + 1];
+
+	if (!kind || !name || klen == 0 || nlen == 0) {
+		snprintf(why, whylen, "%s", kind && klen ? "missing_name" : "missing_kind");
+		return -1;
+	}
+	if (klen >= sizeof(k) || nlen > PMI_RES_NAME_MAX) {
+		snprintf(why, whylen, "%s", klen >= sizeof(k) ? "unknown_kind" : "name_too_long");
+		return -1;
+	}
+	if (!c->s->ops.resource) {
+		snprintf(why, whylen, "not_served");
+		return -1;
+	}
+	memcpy(k, kind, klen);
+	k[klen] = '\0';
+	memcpy(n, name, nlen);
+	n[nlen] = '\0';
+	why[0] = '\0';
+	if (c->s->ops.resource(c->s->arg, c, op, k, n, why, whylen) == 0)
+		return 0;
+	if (!why[0])
+		snprintf(why, whylen, "refused");
+	return -1;
+}
+
+/* resource_register / resource_release_begin / resource_release_end kind=K name=N (rest of
+ * the line: paths may hold spaces). */
+static int h_resource(pmi_conn_t *c, const char *line, size_t len, int op, const char *result)
+{
+	size_t klen = 0, nlen = 0, nstart;
+	const char *name = pmi_wire_find_rest(line, len, "name", &nlen, &nstart);
+	const char *kind = pmi_wire_find(line, name ? nstart : len, "kind", &klen);
+	char why[64];
+
+	if (pmi_srv_resource(c, op, kind, klen, name, nlen, why, sizeof(why)) < 0)
+		return reply(c, "cmd=%s rc=-1 msg=%s", result, why);
+	return reply(c, "cmd=%s rc=0 msg=success", result);
+}
+
+static int h_res_reg(pmi_conn_t *c, const char *line, size_t len)
+{
+	return h_resource(c, line, len, PMI_RES_REGISTER, "resource_register_result");
+}
+
+static int h_res_begin(pmi_conn_t *c, const char *line, size_t len)
+{
+	return h_resource(c, line, len, PMI_RES_RELEASE_BEGIN, "resource_release_begin_result");
+}
+
+static int h_res_end(pmi_conn_t *c, const char *line, size_t len)
+{
+	return h_resource(c, line, len, PMI_RES_RELEASE_END, "resource_release_end_result");
 }
 
 typedef int (*handler_t)(pmi_conn_t *c, const char *line, size_t len);
@@ -403,6 +442,9 @@ static const struct {
     {"publish_name", h_publish, 1},
     {"lookup_name", h_lookup, 1},
     {"unpublish_name", h_unpublish, 1},
+    {"resource_register", h_res_reg, 1},
+    {"resource_release_begin", h_res_begin, 1},
+    {"resource_release_end", h_res_end, 1},
 };
 
 static int valid_cmd(const char *cmd, size_t n)
@@ -424,12 +466,12 @@ static int dispatch(pmi_conn_t *c, const char *line, size_t len)
 	const char *cmd = pmi_wire_find(line, len, "cmd", &n);
 
 	if (!cmd || !valid_cmd(cmd, n))
-		return fail(c, "request without a valid cmd= field");
+		return pmi_srv_fail(c, "request without a valid cmd= field");
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
 		if (strlen(handlers[i].name) != n || memcmp(handlers[i].name, cmd, n) != 0)
 			continue;
 		if (handlers[i].needs_init && !c->initialized)
-			return fail(c, "cmd=%.*s before cmd=init", (int)n, cmd);
+			return pmi_srv_fail(c, "cmd=%.*s before cmd=init", (int)n, cmd);
 		return handlers[i].fn(c, line, len);
 	}
 	return reply(c, "cmd=%.*s_result rc=-1 msg=unknown_command", (int)n, cmd);
@@ -443,12 +485,12 @@ static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 	if (len == 0)
 		return 0; /* blank lines carry nothing */
 	if (c->waiting)
-		return fail(c, "request while waiting in a barrier");
+		return pmi_srv_fail(c, "request while waiting in a barrier");
 	if (c->finalized)
-		return fail(c, "request after finalize");
+		return pmi_srv_fail(c, "request after finalize");
 	if (len >= 10 && memcmp(line, "mcmd=spawn", 10) == 0 && (len == 10 || line[10] == ' ')) {
 		if (!c->initialized)
-			return fail(c, "mcmd=spawn before cmd=init");
+			return pmi_srv_fail(c, "mcmd=spawn before cmd=init");
 		return spawn_line(c, line, len, 1);
 	}
 	return dispatch(c, line, len);
@@ -459,6 +501,7 @@ static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 static void conn_free(pmi_conn_t *c)
 {
 	pmi_spawn_free(c->spawn);
+	pmi2_srv_conn_free(c);
 	free(c);
 }
 
@@ -474,12 +517,14 @@ static int feed_bytes(pmi_conn_t *c, const char *buf, size_t len)
 				return -1;
 			if (c->quiet || c->doomed || !c->s)
 				return 0;
+			if (c->v2) /* init switched the conn: the rest is PMI-2 */
+				return pmi2_srv_feed(c, buf + i + 1, len - i - 1);
 			continue;
 		}
 		if (ch < 0x20 || ch == 0x7f)
-			return fail(c, "binary byte 0x%02x in a request", ch);
+			return pmi_srv_fail(c, "binary byte 0x%02x in a request", ch);
 		if (c->ilen >= PMI_LINE_MAX)
-			return fail(c, "request line longer than %d bytes", PMI_LINE_MAX);
+			return pmi_srv_fail(c, "request line longer than %d bytes", PMI_LINE_MAX);
 		c->ibuf[c->ilen++] = (char)ch;
 	}
 	return 0;
@@ -498,7 +543,7 @@ int pmi_conn_feed(pmi_conn_t *c, const char *buf, size_t len)
 	if (c->quiet)
 		return 0;
 	c->busy++;
-	int rc = feed_bytes(c, buf, len);
+	int rc = c->v2 ? pmi2_srv_feed(c, buf, len) : feed_bytes(c, buf, len);
 	c->busy--;
 	if (c->doomed && c->busy == 0) {
 		conn_free(c);
@@ -623,12 +668,14 @@ pmi_server_t *pmi_server_create(const struct pmi_server_cfg *cfg, const struct p
 	s->kvs = pmi_kvs_create();
 	s->delta = pmi_kvs_create();
 	s->names = pmi_kvs_create();
+	s->nodeattr = pmi_kvs_create();
 	if (cfg->appnum) {
 		s->appnum = malloc((size_t)cfg->size * sizeof(int));
 		if (s->appnum)
 			memcpy(s->appnum, cfg->appnum, (size_t)cfg->size * sizeof(int));
 	}
-	if (!s->kvsname || !s->kvs || !s->delta || !s->names || (cfg->appnum && !s->appnum)) {
+	if (!s->kvsname || !s->kvs || !s->delta || !s->names || !s->nodeattr ||
+	    (cfg->appnum && !s->appnum)) {
 		pmi_server_destroy(s);
 		errno = ENOMEM;
 		return NULL;
@@ -649,6 +696,7 @@ void pmi_server_destroy(pmi_server_t *s)
 	pmi_kvs_destroy(s->kvs);
 	pmi_kvs_destroy(s->delta);
 	pmi_kvs_destroy(s->names);
+	pmi_kvs_destroy(s->nodeattr);
 	free(s->fbuf);
 	free(s->appnum);
 	free(s->kvsname);
@@ -681,7 +729,10 @@ int pmi_server_fence_done(pmi_server_t *s, const char *entries, size_t len)
 			continue;
 		c->waiting = 0;
 		s->nwaiting--;
-		reply(c, "cmd=barrier_out");
+		if (c->v2)
+			pmi2_srv_fence_out(c);
+		else
+			reply(c, "cmd=barrier_out");
 	}
 	return 0;
 }

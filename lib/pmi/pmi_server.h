@@ -1,4 +1,4 @@
-/* lib/pmi/pmi_server.h: PMI-1 wire protocol engine; fed lines, calls ops, does no I/O. */
+/* lib/pmi/pmi_server.h: PMI-1/PMI-2 wire protocol engine; fed bytes, calls ops, does no I/O. */
 #ifndef LAMKIT_PMI_SERVER_H
 #define LAMKIT_PMI_SERVER_H
 
@@ -39,7 +39,16 @@ struct pmi_server_ops {
 	 * spawn_result after the last. */
 	int (*spawn)(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int argc,
 	             char *const argv[], int npreput, char *const preput_kv[]);
+	/* lamkit's resource registration (doc/PROTOCOL-pmi.md part 4): op is one of
+	 * PMI_RES_REGISTER, PMI_RES_RELEASE_BEGIN, PMI_RES_RELEASE_END; kind "shm", "file" or
+	 * "pid"; name the segment, path or pid as sent (checked by the owner). Return 0, or -1
+	 * with a one-word reason in why[whylen]. Optional; NULL answers rc=-1 not_served. */
+	int (*resource)(void *arg, pmi_conn_t *c, int op, const char *kind, const char *name,
+	                char *why, size_t whylen);
 };
+
+enum { PMI_RES_REGISTER, PMI_RES_RELEASE_BEGIN, PMI_RES_RELEASE_END };
+#define PMI_RES_NAME_MAX 512 /* longest resource name (a path) we accept */
 
 struct pmi_server_cfg {
 	const char *kvsname; /* e.g. "lamkit-<jobid>" */

@@ -111,7 +111,7 @@ int pmi_wire_get_int(const char *line, size_t len, const char *key, int *out)
 
 int pmi_wire_must_escape(unsigned char ch)
 {
-	return ch == '%' || ch <= ' ' || ch == 0x7f;
+	return ch == '%' || ch == ';' || ch <= ' ' || ch == 0x7f;
 }
 
 long pmi_wire_escape(const char *in, char *out, size_t outlen)

@@ -32,7 +32,8 @@ PMI_INTERNAL int pmi_wire_get_int(const char *line, size_t len, const char *key,
 /* Parse s[0..len) as a whole decimal int (optional '-'). 0, or -1 with errno EINVAL. */
 PMI_INTERNAL int pmi_wire_parse_int(const char *s, size_t len, int *out);
 
-/* Nonzero if value byte `ch` must be escaped for the wire: '%', space, controls, DEL. */
+/* Nonzero if value byte `ch` must be escaped for the wire: '%', ';' (PMI-2's separator, which
+ * Hydra and Slurm do not unescape), space, controls, DEL. */
 PMI_INTERNAL int pmi_wire_must_escape(unsigned char ch);
 
 /* Escape `in` into out (NUL-terminated) as %XX for the bytes above. Returns the escaped

@@ -1,7 +1,7 @@
 #!/bin/bash
-# t0340: the PMI-1 server as real clients see it: our libpmi (PMI_FD and PMI_PORT), MPICH over
+# t0340: the PMI-1 server as real clients see it (PMI-2: t0345): our libpmi (PMI_FD and PMI_PORT), MPICH over
 # PMI_PORT, an MPICH singleton upgraded through `mpiexec -pmi_args`, libpmi under Hydra and as
-# a singleton, and hostile clients (PMI-2, garbage, oversize lines) ending only their job.
+# a singleton, and hostile clients (unknown versions, garbage, oversize lines) ending only their job.
 # timeout: 180
 . "$(dirname "$0")/../lib/common.sh"
 need_mpich
@@ -10,8 +10,8 @@ P=$LAMKIT_TOP/out/testprogs/pmi_check
 [ "$LAMKIT_VARIANT" = asan ] && P=$LAMKIT_TOP/out/asan/testprogs/pmi_check
 [ -x "$P" ] || P=$LAMKIT_TOP/out/testprogs/pmi_check
 
-out=$(lkx -n 4 "$P" --extra); rc=$?
-is "$rc" 0 "libpmi under lamkit (PMI_FD): put/commit/barrier/get, KVS walk, name service"
+out=$(LAMKIT_PMI_VERSION=1 lkx -n 4 "$P" --extra); rc=$?
+is "$rc" 0 "libpmi under lamkit (PMI_FD, PMI-1 forced): put/commit/barrier/get, KVS walk, name service"
 is "$(printf '%s\n' "$out" | grep -c 'ok')" 4 "every rank checked every other rank's values"
 like "$out" "clique \[0,1,2,3\]" "the clique is the whole host"
 out=$(lkx --pmi-port -n 4 "$P" --extra); rc=$?
@@ -39,8 +39,8 @@ pids_left=$(pgrep -f "$T/bin/mpiexec -pmi_args" || true)
 is "$pids_left" "" "the upgrade's mpiexec ended with the singleton"
 
 # hostile clients: each ends its job with a message naming the rank; the agent never hangs
-err=$(lkx -n 2 bash -c 'if [ $PMI_RANK = 1 ]; then echo "cmd=init pmi_version=2 pmi_subversion=0" >&3; read -r l <&3; echo "$l"; fi; sleep 20' 2>&1); rc=$?
-like "$err" "rank 1 on .* broke the PMI protocol: .*PMI version 2" "a PMI-2 init ends the job with a message naming the rank (the rc=-1 reply is unit-tested)"
+err=$(lkx -n 2 bash -c 'if [ $PMI_RANK = 1 ]; then echo "cmd=init pmi_version=3 pmi_subversion=0" >&3; read -r l <&3; echo "$l"; fi; sleep 20' 2>&1); rc=$?
+like "$err" "rank 1 on .* broke the PMI protocol: .*PMI version 3" "a PMI-3 init ends the job with a message naming the rank (the rc=-1 reply is unit-tested)"
 is "$rc" 1 "exit status 1"
 err=$(lkx -n 2 bash -c '[ $PMI_RANK = 0 ] && printf "\x01\x02garbage\x00\n" >&3; sleep 20' 2>&1); rc=$?
 like "$err" "rank 0 on .* broke the PMI protocol" "binary garbage ends the job, naming rank 0"

@@ -86,7 +86,7 @@ static int f_spawn(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int ar
 	return strcmp(exe, "fail") == 0 ? -1 : 0;
 }
 
-static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, NULL};
+static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, NULL, NULL};
 
 /* Pop the next line the engine sent to slot i ("" when none). */
 static const char *next(int i)
@@ -325,9 +325,9 @@ static void test_malformed(void)
 
 	mk(2, 2);
 	c = conn(0, 0);
-	is_int(say(c, "cmd=init pmi_version=2 pmi_subversion=0\n"), -1, "PMI-2 init refused");
-	is_str(next(0), "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1", "rc!=0");
-	ok(strstr(F.lasterr, "version 2") != NULL, "%s", F.lasterr);
+	is_int(say(c, "cmd=init pmi_version=3 pmi_subversion=0\n"), -1, "PMI-3 init refused");
+	is_str(next(0), "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1", "rc!=0");
+	ok(strstr(F.lasterr, "version 3") != NULL, "%s", F.lasterr);
 	pmi_server_destroy(F.s);
 
 	mk(2, 2);

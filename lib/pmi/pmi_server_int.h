@@ -1,0 +1,66 @@
+/* lib/pmi/pmi_server_int.h: the engine's state, shared by its PMI-1 and PMI-2 halves. */
+#ifndef LAMKIT_PMI_SERVER_INT_H
+#define LAMKIT_PMI_SERVER_INT_H
+
+#include "pmi2_wire.h"
+#include "pmi_kvs.h"
+#include "pmi_server.h"
+
+struct pmi_server {
+	struct pmi_server_cfg cfg;
+	int *appnum;
+	char *kvsname;
+	struct pmi_server_ops ops;
+	void *arg;
+	pmi_kvs_t *kvs;      /* everything visible to get */
+	pmi_kvs_t *delta;    /* local puts since the last fence */
+	pmi_kvs_t *names;    /* publish_name table */
+	pmi_kvs_t *nodeattr; /* PMI-2 node attributes (this agent's ranks only) */
+	char *fbuf;          /* encoded delta handed to ops->fence */
+	size_t flen, fcap;
+	int nwaiting; /* local conns inside barrier_in / kvs-fence */
+	pmi_conn_t *conns;
+};
+
+struct pmi_conn {
+	pmi_server_t *s; /* NULL once destroyed while busy */
+	pmi_conn_t *prev, *next;
+	int rank;
+	unsigned initialized : 1, finalized : 1, waiting : 1, dead : 1, quiet : 1, doomed : 1;
+	unsigned v2 : 1;     /* switched to PMI-2 framing by cmd=init pmi_version=2 */
+	unsigned v2full : 1; /* PMI-2 fullinit done */
+	int busy;
+	void *data;
+	struct pmi_spawn *spawn; /* collecting an mcmd=spawn block */
+	int spawn_rc;            /* worst rc over the blocks of one spawn request */
+	char *nawait;            /* PMI-2: key this conn waits for in info-getnodeattr */
+	char hdr[PMI2_HDR_LEN];  /* PMI-2: header bytes so far */
+	size_t hlen;
+	char *mbuf; /* PMI-2: body being collected */
+	size_t mlen, mneed;
+	size_t ilen;
+	char ibuf[PMI_LINE_MAX + 1];
+};
+
+/* The client broke the protocol: ops->error once, then the conn is dead. Returns -1. */
+PMI_INTERNAL int pmi_srv_fail(pmi_conn_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Send raw bytes to the conn's client (nothing once it is doomed). */
+PMI_INTERNAL void pmi_srv_send(pmi_conn_t *c, const char *buf, size_t len);
+/* All local ranks are in the fence: hand the delta to ops->fence. */
+PMI_INTERNAL void pmi_srv_start_fence(pmi_server_t *s);
+/* Nonzero if another conn of s already holds rank. */
+PMI_INTERNAL int pmi_srv_rank_taken(const pmi_server_t *s, const pmi_conn_t *self, int rank);
+
+/* Run a resource request through ops->resource: 0, or -1 with a reason in why. */
+PMI_INTERNAL int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_t klen,
+                                  const char *name, size_t nlen, char *why, size_t whylen);
+
+/* PMI-2 half (pmi2_server.c). Feed bytes of a conn in PMI-2 mode: 0, or -1 after fail. */
+PMI_INTERNAL int pmi2_srv_feed(pmi_conn_t *c, const char *buf, size_t len);
+/* The fence ended: answer a PMI-2 conn waiting in kvs-fence. */
+PMI_INTERNAL void pmi2_srv_fence_out(pmi_conn_t *c);
+/* Free a conn's PMI-2 buffers. */
+PMI_INTERNAL void pmi2_srv_conn_free(pmi_conn_t *c);
+
+#endif
