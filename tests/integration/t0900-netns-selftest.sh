@@ -152,6 +152,11 @@ tcp_reach n1 "$NETNS_SUBNET2.12"
 rc=$?
 check "n2 route 1 down: n1 cannot reach n2 on it (rc $rc, $(ms "$t1" "$(now)") ms)" test "$rc" != 0
 check "n2 route 1 down: n1 still reaches n2 over route 0" tcp_reach n1 "$NETNS_SUBNET.12"
+out=$(netns_exec n2 ip -4 route get "$NETNS_BRIDGE2_ADDR" 2>&1)
+check "n2 route 1 down: n2 has no way to route 1's gateway, not even over eth0 ($out)" \
+	test -z "$(echo "$out" | grep ' dev ')"
+out=$(netns_exec n2 bash -c "echo x >/dev/udp/$NETNS_BRIDGE2_ADDR/9" 2>&1)
+check "n2 route 1 down: a datagram to it fails at once ($out)" test -n "$(echo "$out" | grep -i "no route to host")"
 check "n2 route 1 down: ssh n2 still works" lkssh n2 true
 netns_route_up n2 1
 got=0

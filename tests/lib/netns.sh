@@ -329,7 +329,11 @@ _netns_links_up() {
 		{
 			printf 'link set lo up\naddr add %s/24 dev eth0\nlink set eth0 up\nroute add default via %s\n' \
 				"$NETNS_SUBNET.$((10 + i))" "$NETNS_BRIDGE_ADDR"
-			[ "$NETNS_ROUTES" = 1 ] || printf 'addr add %s/24 dev eth1\nlink set eth1 up\n' "$NETNS_SUBNET2.$((10 + i))"
+			# With ethN down its connected route goes, and the default route (eth0) would
+			# carry that subnet's traffic to the root namespace's .1 instead (a relay there):
+			# an "unreachable" route of low priority keeps a route down down.
+			[ "$NETNS_ROUTES" = 1 ] || printf 'addr add %s/24 dev eth1\nlink set eth1 up\nroute add unreachable %s.0/24 metric 1000\nroute add unreachable %s.0/24 metric 1000\n' \
+				"$NETNS_SUBNET2.$((10 + i))" "$NETNS_SUBNET2" "$NETNS_SUBNET"
 		} | _netns_t ip -n "$(netns_ns "$i")" -batch - || return 1
 		eval "NETNS_ADDR_n$i=\$NETNS_SUBNET.$((10 + i)); export NETNS_ADDR_n$i"
 		[ "$NETNS_ROUTES" = 1 ] || eval "NETNS_ADDR2_n$i=\$NETNS_SUBNET2.$((10 + i)); export NETNS_ADDR2_n$i"
