@@ -72,10 +72,11 @@ int main(int argc, char **argv)
 			maxgap = t - last > maxgap ? t - last : maxgap;
 			last = t;
 			if (t - last_log >= 0.25 || done) {
-				fprintf(log, "ms=%.0f iters=%llu MBps=%.0f maxgap_ms=%.0f bad=%ld\n",
-					t * 1e3, (unsigned long long)iter + 1,
-					2.0 * (double)(iter + 1) * (double)(n * 8) / (t - t0) / 1e6,
-					maxgap * 1e3, bad);
+				fprintf(log,
+				        "ms=%.0f iters=%llu MBps=%.0f maxgap_ms=%.0f bad=%ld\n",
+				        t * 1e3, (unsigned long long)iter + 1,
+				        2.0 * (double)(iter + 1) * (double)(n * 8) / (t - t0) / 1e6,
+				        maxgap * 1e3, bad);
 				fflush(log);
 				last_log = t;
 			}

@@ -65,6 +65,7 @@ static struct pair pairs[MAX_PAIRS];
 static int npairs;
 static uint64_t start_us, seed = 1, reports;
 static const char *stats_path, *ready_path;
+static double lifetime_s = 600;
 
 /* die: one line on stderr (one write, so it never interleaves), then exit CODE. */
 static void die(int code, const char *fmt, ...)
@@ -353,8 +354,6 @@ static void open_pair(struct pair *p)
 		die(EXIT_SYS, "bind %s: %s", addr_str(&p->listen, a, sizeof(a)), strerror(errno));
 	getsockname(p->lfd, (struct sockaddr *)&p->listen, &len);
 }
-
-static double lifetime_s = 600;
 
 static void parse_args(int argc, char **argv)
 {
