@@ -25,9 +25,11 @@
 #   two routes   `netns_up K 2`: every node also gets eth1 on a second bridge lkRbr2 with 10.89.Y.1/24
 #                (Y picked like X, under the same lock), through veth lkRwI <-> eth1 at 10.89.Y.(10+I)/24.
 #                No default route on eth1: a node reaches 10.89.Y.0/24 over eth1 only and everything
-#                else over eth0, so with ethN down (netns_route_down) its subnet is unreachable from
-#                and to that node both ways, while the other route keeps working. The names in
-#                NETNS_HOSTS and the ssh aliases stay on eth0.
+#                else over eth0; a low-priority "unreachable" route per subnet keeps the default
+#                route from carrying a downed subnet's traffic. So with ethN down (netns_route_down)
+#                its subnet is unreachable from and to that node both ways (the root namespace's
+#                .1 on it too), while the other route keeps working. The names in NETNS_HOSTS and
+#                the ssh aliases stay on eth0.
 #
 # Exports after netns_up:
 #   NETNS_RUNID NETNS_PREFIX(lkR) NETNS_DIR(temp dir) NETNS_NODES("n1 n2 ...") NETNS_NNODES
