@@ -446,6 +446,8 @@ netns_down() {
 	case ${NETNS_DIR-} in
 	"${NETNS_TMP:-/tmp}/$NETNS_PREFIX".??????) rm -rf "$NETNS_DIR" ;;
 	esac
+	# the default HOME lived in NETNS_DIR: a later netns_up must not make it again
+	case ${NETNS_NODE_HOME-} in "${NETNS_DIR:-/nonexistent}"/*) unset NETNS_NODE_HOME ;; esac
 	unset NETNS_DIR NETNS_NODES NETNS_SUBNET NETNS_SUBNET2
 	return 0
 }
