@@ -35,8 +35,9 @@
 
 #define UDP_MAGIC   0x6c6bu /* "lk" */
 #define MAXR        8       /* routes per rank */
-#define WIN         512     /* packets in flight per peer (a power of two) */
-#define RWIN        512     /* packets held out of order per peer (== WIN) */
+#define WIN         2048    /* packets in flight per peer (a power of two) */
+#define RWIN        2048    /* packets held out of order per peer (== WIN) */
+#define DUPTHRESH   3       /* later packets acknowledged on the same route: a hole is lost */
 #define BATCH       32      /* datagrams per recvmmsg */
 #define UDP_PAYLOAD 65507   /* largest IPv4 UDP payload */
 #define RTO_MIN     2000    /* us */
@@ -103,11 +104,13 @@ struct proute {
 	double rate;     /* EWMA of packets acknowledged per ms: the striping weight */
 	unsigned window; /* acks in the current rate window */
 	uint64_t wstart;
+	uint64_t txn, acked_txn; /* transmissions on this route; latest one acknowledged */
 	uint64_t sent, retx, acked, downs, ups, sent_since_up, errors;
 };
 
 struct spkt {
 	struct tp_frag *f; /* NULL for FIN */
+	uint64_t txn;      /* its route's transmission number of the last send */
 	uint64_t seq, tsent, deadline;
 	uint32_t off, n;
 	uint16_t nsend;
@@ -139,6 +142,7 @@ struct peer {
 	uint64_t expect, delivered;
 	struct held *hold;
 	int nheld;
+	uint64_t hi_held; /* highest seq held out of order (meaningful while nheld) */
 	unsigned char *asmb;
 	size_t asm_got, asm_need;
 	unsigned char asm_hdr[TP_HDR_MAX];
@@ -151,6 +155,7 @@ struct peer {
 	int fin_sent, fin_rcvd;
 	/* counters */
 	uint64_t sent, retx, dup, corrupt, nack_sent, nack_rcvd, ooo, dlv_pkts, acks_sent;
+	uint64_t retx_fast, retx_timer, retx_unblock, retx_rebind; /* why (NACKs: nack_rcvd) */
 };
 
 struct faults {
@@ -178,6 +183,7 @@ struct tp_udp {
 	int reliable, debug, stats;
 	uint64_t peer_timeout, down_after, t0;
 	uint64_t seq0;
+	uint64_t win_pkts; /* packets in flight per peer, at most WIN (LAMKIT_UDP_WINDOW) */
 	int rcvbuf;
 	char host[64];
 	int nwait; /* fragments not fully packetized */
@@ -391,7 +397,7 @@ static int xmit(struct tp_udp *u, struct faults *f, int fd, const struct sockadd
 			u->inj_dup++;
 	}
 	if (thread) {
-		unsigned char tb[256];
+		unsigned char tb[1024];
 		len = gather(tb, iov, n);
 		if (f->corrupt > 0 && rnd(f) < f->corrupt)
 			tb[(size_t)(rnd(f) * (double)len) % len] ^=
@@ -891,6 +897,9 @@ struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen)
 	u->peer_timeout = env_u64("LAMKIT_UDP_PEER_TIMEOUT_MS", 30000) * 1000;
 	u->down_after = env_u64("LAMKIT_UDP_ROUTE_DOWN_MS", 300) * 1000;
 	u->seq0 = env_u64("LAMKIT_UDP_SEQ0", 1);
+	u->win_pkts = env_u64("LAMKIT_UDP_WINDOW", 1024);
+	if (u->win_pkts < 16 || u->win_pkts > WIN)
+		u->win_pkts = u->win_pkts < 16 ? 16 : WIN;
 	if (u->seq0 == 0)
 		u->seq0 = 1;
 	if (gethostname(u->host, sizeof(u->host) - 1) < 0)
@@ -1012,6 +1021,7 @@ static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri, int batc
 		p->sent++;
 	}
 	s->route = (uint8_t)ri;
+	s->txn = ++r->txn;
 	s->tsent = now;
 	back = p->rto << (s->nsend - 1 < 6 ? s->nsend - 1 : 6);
 	s->deadline = now + (back > RTO_MAX ? RTO_MAX : back);
@@ -1127,7 +1137,7 @@ static void fill_window(struct tp_udp *u, int peer)
 		size_t total = f->hlen + f->len, n = total - f->done;
 		struct spkt *s;
 
-		if (p->next_seq - p->una >= WIN ||
+		if (p->next_seq - p->una >= u->win_pkts ||
 		    (p->inflight_bytes > 0 && p->inflight_bytes + (size_t)p->pkt > p->win_bytes))
 			break;
 		if (n > (size_t)p->pkt)
@@ -1210,6 +1220,8 @@ static void ack_one(struct tp_udp *u, struct peer *p, uint64_t seq, uint64_t now
 		return;
 	s->acked = 1;
 	r = &p->r[s->route];
+	if (s->txn > r->acked_txn)
+		r->acked_txn = s->txn;
 	r->inflight--;
 	r->acked++;
 	r->window++;
@@ -1283,19 +1295,22 @@ static void fast_retransmit(struct tp_udp *u, int peer, uint64_t cum, const stru
                             uint64_t now)
 {
 	struct peer *p = &u->p[peer];
-	uint64_t hi = 0, wait = p->srtt + p->rttvar, n = 0;
+	uint64_t hi = 0, n = 0;
 
+	(void)now;
 	for (int w = RWIN / 64 - 1; w >= 0 && !hi; w--)
 		if (a->bits[w])
 			hi = cum + 2 + (uint64_t)(w * 64 + 63 - __builtin_clzll(a->bits[w]));
 	if (!hi)
 		return;
-	if (wait < 500)
-		wait = 500;
-	for (uint64_t s = p->una; s < hi && s < p->next_seq && n < 64; s++) {
+	/* Routes differ in delay, so packets overtake each other across routes all the time; on
+	 * one route they do not. A hole is lost once DUPTHRESH packets sent after it on the same
+	 * route were acknowledged (its new transmission then starts the count again). */
+	for (uint64_t s = p->una; s < hi && s < p->next_seq && n < 256; s++) {
 		struct spkt *sp = &p->win[s % WIN];
-		if (sp->acked || ago(now, sp->tsent) < wait)
+		if (sp->acked || sp->txn + DUPTHRESH > p->r[sp->route].acked_txn)
 			continue;
+		p->retx_fast++;
 		send_pkt(u, peer, sp, pick_route(u, p), 0);
 		n++;
 	}
@@ -1340,7 +1355,7 @@ static void send_ack(struct tp_udp *u, int peer, int thread)
 	a.echo_ts = p->echo_ts;
 	a.echo_nsend = p->echo_nsend;
 	if (p->nheld)
-		for (int i = 0; i < RWIN - 1; i++) {
+		for (int i = 0; i < RWIN - 1 && p->expect + 1 + (uint64_t)i <= p->hi_held; i++) {
 			uint64_t s = p->expect + 1 + (uint64_t)i;
 			if (p->hold[s % RWIN].data && p->hold[s % RWIN].seq == s)
 				a.bits[i / 64] |= 1ull << (i % 64);
@@ -1473,6 +1488,8 @@ static int on_data(struct tp_udp *u, int peer, const struct uhdr *h, const unsig
 		memcpy(s->data, d, h->len);
 		s->seq = h->seq;
 		s->h = *h;
+		if (!p->nheld || h->seq > p->hi_held)
+			p->hi_held = h->seq;
 		p->nheld++;
 		p->ooo++;
 		return 0;
@@ -1525,8 +1542,10 @@ static void route_down(struct tp_udp *u, int peer, int ri, const char *why)
 	/* rebind: what was in flight on the dead route goes out again on the others now */
 	for (uint64_t s = p->una; s < p->next_seq; s++) {
 		struct spkt *sp = &p->win[s % WIN];
-		if (!sp->acked && sp->route == ri)
+		if (!sp->acked && sp->route == ri) {
+			p->retx_rebind++;
 			send_pkt(u, peer, sp, pick_route(u, p), 0);
+		}
 	}
 }
 
@@ -1600,6 +1619,7 @@ static int timers(struct tp_udp *u, uint64_t now)
 				int ri = sp->route;
 				if (!p->r[ri].up || p->nr > 1)
 					ri = pick_route(u, p);
+				p->retx_timer++;
 				send_pkt(u, peer, sp, ri, 0);
 			}
 			if (sp->deadline < next)
@@ -1723,8 +1743,10 @@ static void unblock(struct tp_udp *u, int peer, uint64_t now)
 	struct spkt *o = &p->win[p->una % WIN];
 	uint64_t wait = p->srtt + p->rttvar > 1000 ? p->srtt + p->rttvar : 1000;
 
-	if (p->una < p->next_seq && !o->acked && ago(now, o->tsent) >= wait)
+	if (p->una < p->next_seq && !o->acked && ago(now, o->tsent) >= wait) {
+		p->retx_unblock++;
 		send_pkt(u, peer, o, pick_route(u, p), 0);
+	}
 }
 
 int tp_udp_poll(struct tp_udp *u)
@@ -1845,18 +1867,20 @@ static void print_stats(struct tp_udp *u)
 		struct peer *p = &u->p[peer];
 		if (!p->known)
 			continue;
-		fprintf(stderr,
-		        "lamkit udp: rank %d -> rank %d (%s): sent=%llu retransmitted=%llu "
-		        "nack_rcvd=%llu "
-		        "rtt_us=%llu rto_us=%llu; from it: delivered=%llu dup=%llu corrupt=%llu "
-		        "nack=%llu "
-		        "ooo=%llu acks=%llu\n",
-		        u->me, peer, p->host, (unsigned long long)p->sent,
-		        (unsigned long long)p->retx, (unsigned long long)p->nack_rcvd,
-		        (unsigned long long)p->srtt, (unsigned long long)p->rto,
-		        (unsigned long long)p->dlv_pkts, (unsigned long long)p->dup,
-		        (unsigned long long)p->corrupt, (unsigned long long)p->nack_sent,
-		        (unsigned long long)p->ooo, (unsigned long long)p->acks_sent);
+		fprintf(
+		    stderr,
+		    "lamkit udp: rank %d -> rank %d (%s): sent=%llu retransmitted=%llu (fast=%llu "
+		    "timeout=%llu window=%llu rebound=%llu) nack_rcvd=%llu rtt_us=%llu "
+		    "rto_us=%llu; "
+		    "from it: delivered=%llu dup=%llu corrupt=%llu nack=%llu ooo=%llu acks=%llu\n",
+		    u->me, peer, p->host, (unsigned long long)p->sent, (unsigned long long)p->retx,
+		    (unsigned long long)p->retx_fast, (unsigned long long)p->retx_timer,
+		    (unsigned long long)p->retx_unblock, (unsigned long long)p->retx_rebind,
+		    (unsigned long long)p->nack_rcvd, (unsigned long long)p->srtt,
+		    (unsigned long long)p->rto, (unsigned long long)p->dlv_pkts,
+		    (unsigned long long)p->dup, (unsigned long long)p->corrupt,
+		    (unsigned long long)p->nack_sent, (unsigned long long)p->ooo,
+		    (unsigned long long)p->acks_sent);
 		for (int i = 0; i < p->nr; i++) {
 			struct proute *r = &p->r[i];
 			char nm[96];
