@@ -35,9 +35,11 @@ static void on_note(void *arg, enum boot_wipe_note kind, const char *line)
 }
 
 /* The one-line wipe report: "wipe host=H dry=0 killed=N gone=N reused=N untrusted=N files=N
- * skipped=N dirs=N failed=N", or "wipe host=H error=MESSAGE". Returns the exit status. */
-static int wipe_here(int dry_run, int verbose, char *line, size_t len)
+ * skipped=N dirs=N failed=N[ purged=0|1]", or "wipe host=H error=MESSAGE". Returns the exit
+ * status. purge: also remove the cache of binaries boot shipped here. */
+static int wipe_here(int dry_run, int purge, int verbose, char *line, size_t len)
 {
+	int purged = 0;
 	struct boot_wipe_opts o = {.dry_run = dry_run, .note = on_note, .arg = &verbose};
 	struct boot_wipe_report r;
 	char err[1024];
@@ -49,11 +51,20 @@ static int wipe_here(int dry_run, int verbose, char *line, size_t len)
 		snprintf(line, len, "wipe host=%s error=%.700s", core_hostname(), err);
 		return CORE_EXIT_SYSTEM;
 	}
+	/* after the wipe: its own binary may be the cached copy (unlinking it is harmless) */
+	if (purge && !dry_run && (purged = boot_ship_cache_purge()) < 0) {
+		fprintf(stderr,
+		        "lamkit agent: %s: cannot remove the cache of shipped binaries: %s\n",
+		        core_hostname(), strerror(errno));
+		r.failed++;
+	}
 	snprintf(line, len,
 	         "wipe host=%s dry=%d killed=%d gone=%d reused=%d untrusted=%d files=%d skipped=%d "
 	         "dirs=%d failed=%d",
 	         core_hostname(), dry_run, r.killed, r.gone, r.reused, r.untrusted, r.files_removed,
 	         r.files_skipped, r.dirs_removed, r.failed);
+	if (purge && !dry_run && strlen(line) + 12 < len)
+		snprintf(line + strlen(line), len - strlen(line), " purged=%d", purged > 0);
 	return r.failed ? 1 : 0;
 }
 
@@ -63,7 +74,7 @@ enum mode { MODE_BOOT, MODE_RECON, MODE_WIPE };
 
 struct uargs {
 	char *addrs; /* "a,b,c" */
-	int port, node, foreground, mode, verbose, dry_run;
+	int port, node, foreground, mode, verbose, dry_run, purge;
 	const char *universe, *tmpdir;
 };
 
@@ -238,7 +249,7 @@ static int agent_universe(struct uargs *a)
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(name, sizeof name, "u%s-n%d", a->universe, a->node);
 	if (a->mode == MODE_WIPE)
-		rc = wipe_here(a->dry_run, a->verbose, wipe_line, sizeof wipe_line);
+		rc = wipe_here(a->dry_run, a->purge, a->verbose, wipe_line, sizeof wipe_line);
 	if (a->mode == MODE_BOOT) {
 		char root[4096];
 		if (boot_session_root(root, sizeof root, err, sizeof err) < 0) {
@@ -352,6 +363,8 @@ int cmd_agent(int argc, char **argv)
 			recon = 1;
 		} else if (!strcmp(o, "-n") || !strcmp(o, "--dry-run")) {
 			a.dry_run = 1;
+		} else if (!strcmp(o, "--purge")) {
+			a.purge = 1;
 		} else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
 			a.verbose = 1;
 		} else if (!strcmp(o, "--foreground")) {
@@ -381,7 +394,7 @@ int cmd_agent(int argc, char **argv)
 			                       "the agent is started by 'lamkit boot' "
 			                       "(--boot ADDR:PORT, key on stdin), or --wipe");
 		char line[1024];
-		int rc = wipe_here(a.dry_run, a.verbose, line, sizeof line);
+		int rc = wipe_here(a.dry_run, a.purge, a.verbose, line, sizeof line);
 		printf("%s\n", line);
 		return rc;
 	}

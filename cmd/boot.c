@@ -11,7 +11,7 @@
 #include <time.h>
 
 struct bopts {
-	const char *boot, *algorithm, *schema;
+	const char *boot, *algorithm, *schema, *ship;
 	double timeout;
 	int fanout, window, verbose, keep_going, cpu;
 	char **kv;
@@ -28,6 +28,14 @@ static int parse(const char *what, int argc, char **argv, struct bopts *o)
 			o->verbose = 1;
 		} else if (!strcmp(a, "-k") || !strcmp(a, "--keep-going")) {
 			o->keep_going = 1;
+		} else if (!strcmp(a, "--ship") || !strcmp(a, "--no-ship")) {
+			o->ship = a[2] == 'n' ? "never" : "always";
+		} else if (!strncmp(a, "--ship=", 7)) {
+			o->ship = a + 7;
+			if (strcmp(o->ship, "auto") && strcmp(o->ship, "always") &&
+			    strcmp(o->ship, "never"))
+				return cmd_usage_error(
+				    what, "--ship= wants auto, always or never, not '%s'", o->ship);
 		} else if (!strcmp(a, "--boot") && more) {
 			o->boot = argv[++i];
 		} else if (!strcmp(a, "--algorithm") && more) {
@@ -210,6 +218,7 @@ int cmd_boot(int argc, char **argv)
 	                        .schema = o.schema,
 	                        .boot = o.boot,
 	                        .algorithm = o.algorithm,
+	                        .ship = o.ship,
 	                        .timeout = o.timeout,
 	                        .fanout = o.fanout,
 	                        .window = o.window,
@@ -297,6 +306,7 @@ int cmd_grow(int argc, char **argv)
 	                        .grow_cpu = o.cpu ? o.cpu : 1,
 	                        .boot = o.boot,
 	                        .algorithm = "linear",
+	                        .ship = o.ship,
 	                        .timeout = o.timeout,
 	                        .verbose = o.verbose,
 	                        .first_node = next,

@@ -19,6 +19,8 @@ struct bootlua_req {
 	const char *boot, *algorithm; /* forced module / algorithm, or NULL */
 	double timeout;               /* 0 = schema/default */
 	int fanout, window, verbose, dry_run, first_node;
+	int purge;        /* wipe: also remove the nodes' caches of shipped binaries */
+	const char *ship; /* --ship: "auto", "always", "never", or NULL = the schema's */
 	const unsigned char *key;
 	const char *uid;
 };

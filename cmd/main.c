@@ -10,7 +10,7 @@
 const struct cmd cmd_table[] = {
 	{"boot", "lamboot", "start one agent per node of a boot schema (a universe)",
 	 "lamkit boot [-v] [-k] [--boot MODULE] [--algorithm ALG] [--timeout S] [--fanout K]\n"
-	 "            [--window W] SCHEMA\n"
+	 "            [--window W] [--ship | --no-ship | --ship=auto|always|never] SCHEMA\n"
 	 "Starts one agent per node of SCHEMA (a Lua boot schema or a LAM bhost file, found as given,\n"
 	 "in ., in $LAMKIT_HOME/etc, in the install's etc/) through a boot module (local, ssh, rsh,\n"
 	 "slurm: the schema's `boot`, else $LAMKIT_BOOT, else the best that works here) and a launch\n"
@@ -20,11 +20,15 @@ const struct cmd cmd_table[] = {
 	 "grow, halt and wipe use it. $LAMKIT_TMPDIR is passed on to the agents.\n"
 	 "  -v  a line per node as it comes up      -k  keep the nodes that came up when some fail\n"
 	 "  --timeout S  seconds each node may take (default: the schema's, else 30)\n"
+	 "On ssh/rsh nodes the agent is this binary's own path when the node has the same build\n"
+	 "there, else `lamkit` in the node's PATH (same build), else a copy boot ships over the\n"
+	 "launch channel into ~/.cache/lamkit/bin/SHA256/ (checked before it runs; the schema's\n"
+	 "ship = \"auto\"). --ship: always run a shipped copy; --no-ship: never ship.\n"
 	 "A bad schema is one line (file:line: what) and nothing starts. A node that fails is named\n"
 	 "with the stage (launch, connect, auth, timeout); then the others are halted (without -k).\n",
 	 cmd_boot, 0},
 	{"grow", "lamgrow", "add a node to the running universe",
-	 "lamkit grow [-v] [--cpu N] [--boot MODULE] [--timeout S] HOST\n"
+	 "lamkit grow [-v] [--cpu N] [--boot MODULE] [--timeout S] [--ship|--no-ship] HOST\n"
 	 "Starts an agent on HOST with the boot module and options of the running universe's schema\n"
 	 "and adds it with N slots (default 1).\n", cmd_grow, 0},
 	{"recon", "recon", "check that every node of a schema can be reached and runs lamkit",
@@ -33,7 +37,7 @@ const struct cmd cmd_table[] = {
 	 "which authenticates and exits. Prints node, reachable, runs, version, cpus, time and the\n"
 	 "problem; leaves nothing running. Exit 0 when every node works.\n", cmd_recon, 0},
 	{"wipe", "wipe", "forcibly end the universe on every node and remove what it left",
-	 "lamkit wipe [-n|--dry-run] [-v|--verbose] [--local] [SCHEMA]\n"
+	 "lamkit wipe [-n|--dry-run] [-v|--verbose] [--local] [--purge] [SCHEMA]\n"
 	 "With SCHEMA, or when a universe is booted: on every node of it, through its boot module\n"
 	 "(a fresh `lamkit agent --wipe` per node; no agent needs to be alive), then the universe\n"
 	 "state is removed; prints a table. --local, or no universe and no SCHEMA: on this node, kills every process this user's lamkit session records name\n"
@@ -41,6 +45,7 @@ const struct cmd cmd_table[] = {
 	 "left alone), removes the registered shared-memory segments and temp files, and removes the\n"
 	 "session directories under $LAMKIT_TMPDIR, $TMPDIR or /tmp (lamkit-UID/). Needs no agent.\n"
 	 "  -n  only list what would be done     -v  list every process killed and path removed\n"
+	 "  --purge  also remove the cache of agent binaries boot shipped (~/.cache/lamkit/bin)\n"
 	 "Prints a one-line summary; problems get one line each on stderr. Exit 0, or 1 when\n"
 	 "something could not be killed or removed.\n",
 	 cmd_wipe, 0},
@@ -59,8 +64,8 @@ const struct cmd cmd_table[] = {
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
 	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)",
 	 "lamkit agent --boot ADDR[,ADDR...]:PORT --universe ID --node N [--tmpdir DIR]\n"
-	 "             [--foreground] [--recon | --wipe [-n]]\n"
-	 "lamkit agent --wipe [-n] [-v]\n"
+	 "             [--foreground] [--recon | --wipe [-n] [--purge]]\n"
+	 "lamkit agent --wipe [-n] [-v] [--purge]\n"
 	 "Internal. Started by boot modules with the universe key on stdin: connects back to boot,\n"
 	 "authenticates, and serves the universe (daemon; --foreground under srun), or reports and\n"
 	 "exits (--recon, --wipe). Exit 3: boot unreachable, 4: wrong key, 2: no key. --wipe alone: do `lamkit wipe` for this node (-n: dry run) and print one line:\n"

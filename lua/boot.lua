@@ -3,6 +3,7 @@
 -- return the result. recon and wipe run a one-off agent on every node the same way.
 -- The ctx contract and the result tables are in doc/BOOT-LUA.md.
 local schema_mod = require("schema")
+local fetch = require("boot.fetch")
 
 local M = {}
 
@@ -136,14 +137,31 @@ local function agent_argv(ctx, i, program)
   return argv
 end
 
+-- ship mode: the command line's --ship, else the schema's ship =, else "auto".
+local function ship_mode(s, opts)
+  return opts.ship or s.ship or "auto"
+end
+
 -- Every launch argv, built before anything starts (a module error here starts nothing).
+-- Where boot finds or ships the agent itself (lua/boot/fetch.lua), recv[i] is the argv that
+-- receives the binary on stdin, used when the first launch says there is none of this build.
 local function build_argvs(ctx, s, mod, mopts, opts)
-  local argvs = {}
+  local argvs, recv, ship = {}, {}, ship_mode(s, opts)
   for i, node in ipairs(s.nodes) do
-    argvs[i] = check_argv(mod.start_rte_proc(node, agent_argv(ctx, i, M.program(node, mod, opts)),
-      mopts), "start_rte_proc")
+    if fetch.applies(node, mod, opts, ship) then
+      local a = agent_argv(ctx, i, opts.self)
+      argvs[i] = check_argv(mod.start_rte_proc(node, fetch.wrap(a, ship, opts), mopts),
+        "start_rte_proc")
+      if ship ~= "never" and opts.self_sha256 then
+        recv[i] = check_argv(mod.start_rte_proc(node, fetch.wrap(a, "recv", opts), mopts),
+          "start_rte_proc")
+      end
+    else
+      argvs[i] = check_argv(mod.start_rte_proc(node, agent_argv(ctx, i,
+        M.program(node, mod, opts)), mopts), "start_rte_proc")
+    end
   end
-  return argvs
+  return argvs, recv
 end
 
 -- The one-shot argv, or nil, why.
@@ -159,8 +177,33 @@ local function build_group(ctx, s, mod, mopts, opts)
   return check_argv(argv, "start_rte_procs")
 end
 
+-- A launch that exited with fetch.NEED_SHIP: start node i again from here with the binary
+-- after the key (recv), once; recon only reports it. Returns the event to hand on, or nil when
+-- the node was started again.
+local function need_ship(ctx, s, st, ev)
+  local i, node = ev.index, s.nodes[ev.index]
+  if not st.recv[i] or st.shipped[i] or st.where == "recon" then
+    if ev.exit == fetch.NEED_SHIP then
+      ev.err = "find: no lamkit of this build on " .. node.host ..
+        (st.where == "recon" and " (boot would ship one: ship = \"auto\")" or "")
+    end
+    return ev
+  end
+  st.shipped[i] = true
+  local said = tostring(ev.err or ""):match("^lamkit: (.*)") -- e.g. a refused cached copy
+  ctx:log("info", string.format("%s: %s; shipping %s (%d bytes)", node.host,
+    said or "no lamkit of this build there", st.opts.self_sha256:sub(1, 12),
+    st.opts.self_size or 0))
+  ctx:log("debug", "start " .. node.host .. ": " .. table.concat(st.recv[i], " "))
+  local ok, why = ctx:start(i, nil, st.recv[i], { again = true, ship = st.opts.self })
+  if ok == false then
+    return { index = i, ok = false, stage = "launch", err = "ship: " .. tostring(why) }
+  end
+  return nil
+end
+
 -- The object the algorithms drive: start(i, via) / start_group(list) add the launch argv.
-local function launcher(ctx, s, argvs, group)
+local function launcher(ctx, s, argvs, group, st)
   local L = {}
   function L.start(_, i, via)
     ctx:log("debug", "start " .. s.nodes[i].host .. ": " .. table.concat(argvs[i], " "))
@@ -172,7 +215,18 @@ local function launcher(ctx, s, argvs, group)
     ctx:log("debug", "start " .. #list .. " nodes: " .. table.concat(group, " "))
     return ctx:start_group(list, group, hosts)
   end
-  function L.wait(_, timeout) return ctx:wait(timeout) end
+  function L.wait(_, timeout)
+    local now = ctx.now and function() return ctx:now() end or lamkit.time
+    local deadline = now() + timeout
+    while true do
+      local ev = ctx:wait(math.max(0, deadline - now()))
+      if ev and ev.ok and st and st.shipped[ev.index] then ev.started_by = "origin" end
+      if not ev or ev.ok or ev.exit ~= fetch.NEED_SHIP or not st then return ev end
+      ev = need_ship(ctx, s, st, ev)
+      if ev then return ev end
+      if now() >= deadline then return nil end
+    end
+  end
   function L.log(_, level, msg) ctx:log(level, msg) end
   function L.progress(_, up, total) ctx:progress(up, total) end
   if ctx.now then function L.now() return ctx:now() end end
@@ -196,9 +250,9 @@ local function prepare(ctx, src, opts, where, collect)
   local problems = mod.verify_nodes(s, mopts, collect) or {}
   mod.prepare_boot(s, mopts)
   if ctx.setup then ctx:setup(s.nodes, name) end
-  local argvs = build_argvs(ctx, s, mod, mopts, opts)
+  local argvs, recv = build_argvs(ctx, s, mod, mopts, opts)
   return { s = s, mod = mod, name = name, prio = prio, mopts = mopts, argvs = argvs,
-    problems = problems, opts = opts }
+    recv = recv, shipped = {}, where = where, problems = problems, opts = opts }
 end
 
 local function algorithm_for(st, ctx, alg)
@@ -232,9 +286,13 @@ function M.run(ctx, src, opts)
     #s.nodes, st.name, st.prio, alg,
     alg == "tree" and (", fanout " .. p.fanout) or alg == "windowed" and (", window " .. p.window)
     or ""))
-  local ok, res = pcall(require("alg." .. alg).run, launcher(ctx, s, st.argvs, group), s, p)
+  local ok, res = pcall(require("alg." .. alg).run, launcher(ctx, s, st.argvs, group, st), s, p)
   st.mod.deallocate_nodes(s, st.mopts)
   if not ok then error(res, 0) end
+  for i in pairs(st.shipped) do -- started once more from here, whoever tried first
+    if res.parent then res.parent[i] = 0 end
+  end
+  res.shipped = st.shipped
   res.module, res.algorithm, res.nodes, res.file = st.name, alg, s.nodes, s.file
   return res
 end
@@ -264,7 +322,7 @@ function M.each(ctx, src, opts, where)
   local preset = {}
   for i, why in pairs(st.problems) do preset[i] = { stage = "resolve", err = why } end
   local p = { timeout = param(o, s, "timeout"), window = param(o, s, "window"), preset = preset }
-  local res = require("alg.windowed").run(launcher(ctx, s, st.argvs, nil), s, p)
+  local res = require("alg.windowed").run(launcher(ctx, s, st.argvs, nil, st), s, p)
   st.mod.deallocate_nodes(s, st.mopts)
   local rows = {}
   for i = 1, #s.nodes do rows[i] = row(st, res, i) end

@@ -8,7 +8,8 @@ local M = {}
 M.algorithms = { linear = true, windowed = true, tree = true, oneshot = true }
 local ALG_NAMES = "linear, windowed, tree, oneshot"
 local SETTINGS = { boot = true, algorithm = true, fanout = true, window = true, timeout = true,
-  defaults = true }
+  defaults = true, ship = true }
+M.ship_modes = { auto = true, always = true, never = true }
 local KNOWN_MODULES = { ["local"] = true, ssh = true, rsh = true, slurm = true }
 local MAX_COUNT_HOOKS = 50 -- x 1e6 instructions: a schema that runs longer is stopped
 
@@ -214,6 +215,10 @@ local function sandbox(b, src, result)
       local n = positive_int(v)
       if not n then fail(b.file, line, name .. " must be a positive integer, not " .. show(v)) end
       v = n
+    elseif name == "ship" then
+      if not M.ship_modes[v] then
+        fail(b.file, line, "ship must be \"auto\", \"always\" or \"never\", not " .. show(v))
+      end
     elseif name == "timeout" then
       if type(v) ~= "number" or v <= 0 then
         fail(b.file, line, "timeout must be a positive number of seconds, not " .. show(v))
@@ -253,7 +258,7 @@ local function sandbox(b, src, result)
         return
       end
       fail(b.file, line, "unknown setting " .. show(k) ..
-        " (settings: boot, algorithm, fanout, window, timeout, defaults, <module> = {...};" ..
+        " (settings: boot, algorithm, fanout, window, timeout, ship, defaults, <module> = {...};" ..
         " use 'local' for your own variables)")
     end,
   })

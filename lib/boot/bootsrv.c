@@ -465,7 +465,9 @@ static int ctx_agent_args(lua_State *L)
 	if (s->o.mode == BOOT_SRV_RECON)
 		extra[0] = "--recon";
 	else if (s->o.mode == BOOT_SRV_WIPE)
-		extra[0] = "--wipe", extra[1] = s->o.dry_run ? "--dry-run" : NULL;
+		extra[0] = "--wipe", extra[1] = s->o.dry_run ? "--dry-run"
+		                                : s->o.purge ? "--purge"
+		                                             : NULL;
 	else if (s->foreground)
 		extra[0] = "--foreground";
 	for (int e = 0; e < 3 && extra[e]; e++) {
@@ -507,7 +509,22 @@ static int ctx_start(lua_State *L)
 
 	if (!argv)
 		return ret_false(L, "out of memory");
-	if (nd->state != S_IDLE) {
+	/* opts {again = true, ship = PATH}: start a node that failed once more, from here, with
+	 * the file PATH after the key on its stdin (lua/boot/fetch.lua ships the agent so) */
+	const char *ship = NULL;
+	int again = 0;
+	if (lua_istable(L, 5)) {
+		lua_getfield(L, 5, "again");
+		again = lua_toboolean(L, -1);
+		lua_getfield(L, 5, "ship");
+		ship = lua_tostring(L, -1); /* stays on the stack until we return */
+	}
+	if (again && nd->state == S_FAILED && lua_isnoneornil(L, 3) &&
+	    (!nd->launch || boot_launch_done(nd->launch, NULL))) {
+		boot_launch_free(nd->launch, 0);
+		nd->launch = NULL;
+		nd->via = 0;
+	} else if (nd->state != S_IDLE) {
 		free(argv);
 		return luaL_error(L, "ctx:start(%d): node started twice", i + 1);
 	}
@@ -515,7 +532,7 @@ static int ctx_start(lua_State *L)
 	if (lua_isnoneornil(L, 3)) {
 		snprintf(what, sizeof what, "%d", i + 1);
 		log_path(s, log, sizeof log, what);
-		nd->launch = boot_launch_start(argv, s->key_line, log, err, sizeof err);
+		nd->launch = boot_launch_start_ship(argv, s->key_line, ship, log, err, sizeof err);
 		free(argv);
 		if (!nd->launch) {
 			nd->state = S_FAILED;
