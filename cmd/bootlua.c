@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -244,4 +245,38 @@ void bootlua_forget_universe(const char *path, const char *id)
 		snprintf(dir, sizeof dir, "%s/origin-%s", root, id);
 		core_rm_rf(dir);
 	}
+}
+
+int bootlua_select_nodes(const char *cmd, const struct boot_universe *u, int n, char **names,
+                         char **only)
+{
+	*only = calloc((size_t)u->nnodes + 1, 1);
+	if (!*only)
+		return CORE_EXIT_SYSTEM;
+	for (int i = 0; i < u->nnodes; i++)
+		(*only)[i] = n == 0;
+	for (int k = 0; k < n; k++) {
+		int found = 0;
+		char *end;
+		long idx = strtol(names[k], &end, 10);
+		for (int i = 0; i < u->nnodes; i++) {
+			if (!strcasecmp(u->nodes[i].host, names[k]) ||
+			    (!*end && idx == u->nodes[i].index)) {
+				(*only)[i] = 1;
+				found = 1;
+			}
+		}
+		if (!found) {
+			char list[512] = "";
+			for (int i = 0; i < u->nnodes && strlen(list) + 2 < sizeof list; i++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+				         i ? " " : "", u->nodes[i].host);
+			fprintf(stderr, "lamkit %s: no node '%s' in the universe (its nodes: %s)\n",
+			        cmd, names[k], list);
+			free(*only);
+			*only = NULL;
+			return 1;
+		}
+	}
+	return 0;
 }

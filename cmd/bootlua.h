@@ -52,4 +52,10 @@ int bootlua_need_universe(const char *cmd, struct boot_universe *u, char *path, 
 /* Remove what the origin keeps for universe id: the state file and origin-<id>/ (logs). */
 void bootlua_forget_universe(const char *path, const char *id);
 
+/* only[i] = 1 for the universe nodes named by names (a host name or a node number); all
+ * nodes when n == 0. 0 with *only malloc'd, or prints "lamkit CMD: no node 'x' in the
+ * universe (its nodes: ...)" and returns 1. */
+int bootlua_select_nodes(const char *cmd, const struct boot_universe *u, int n, char **names,
+                         char **only);
+
 #endif

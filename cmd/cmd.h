@@ -33,6 +33,13 @@ int cmd_grow(int argc, char **argv);
 int cmd_recon(int argc, char **argv);
 int cmd_halt(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
+int cmd_shrink(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_ping(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_kill(int argc, char **argv);
 
 struct lua_State;
 /* The recon/wipe result table's rows at stack index idx as a table; returns failed rows. */

@@ -59,6 +59,44 @@ const struct cmd cmd_table[] = {
 	 "Asks every agent of the universe for its state: a table of node, host, address, cpus,\n"
 	 "schedulable, up/down, jobs, ranks and uptime. Exit 1 when a node is down.\n",
 	 cmd_nodes, 0},
+	{"shrink", "lamshrink", "take one node out of the running universe",
+	 "lamkit shrink [--force] [--timeout S] NODE\n"
+	 "Halts the agent on NODE (a host name or node number from 'lamkit nodes'): its ranks are\n"
+	 "killed, so every job using the node fails with a line naming it; then the node leaves the\n"
+	 "universe state. A node that cannot be reached is kept unless --force.\n",
+	 cmd_shrink, 0},
+	{"clean", "lamclean", "end every job and rank in the universe, keep the agents",
+	 "lamkit clean [-v] [--timeout S]\n"
+	 "Every agent kills the ranks of every job it runs (their mpiexec report it and exit), and\n"
+	 "clean waits until no rank is left (at most S seconds, default 10). The agents stay up.\n",
+	 cmd_clean, 0},
+	{"ps", "mpitask", "list every rank of every job across the universe",
+	 "lamkit ps\n"
+	 "One line per rank: job id, rank, node, host, pid, state (run, sleep, disk, stop, zombie,\n"
+	 "exited), CPU time, resident memory, PMI state (-, init, fin) and command. Exit 1 when a\n"
+	 "node does not answer (named on stderr).\n",
+	 cmd_ps, 0},
+	{"top", NULL, "the ranks of the universe, live",
+	 "lamkit top [-d SECONDS] [-n ROUNDS]\n"
+	 "The 'lamkit ps' table every SECONDS (default 2), with each rank's share of a CPU since\n"
+	 "the previous round; on a terminal the screen is redrawn. -n: stop after ROUNDS.\n",
+	 cmd_top, 0},
+	{"ping", "tping", "round-trip time to each agent over its authenticated link",
+	 "lamkit ping [--timeout S] [NODE...]\n"
+	 "Connects to every agent (or the NODEs named: host names or node numbers), authenticates\n"
+	 "and times one request and its answer. Exit 1 when a node does not answer.\n",
+	 cmd_ping, 0},
+	{"exec", "lamexec", "run a program that is not an MPI program on the nodes",
+	 "lamkit exec [-n N] [MPIEXEC OPTIONS] PROGRAM [ARGS]\n"
+	 "Runs PROGRAM once on every node of the universe (-n N: N copies, one per node in turn)\n"
+	 "with mpiexec's stdio, signal and exit rules: 'lamkit mpiexec --mpi none --map-by node'.\n",
+	 cmd_exec, 0},
+	{"kill", NULL, "send a signal to the ranks of one job",
+	 "lamkit kill JOB [SIGNAL]\n"
+	 "Sends SIGNAL (a number or a name: TERM, the default, KILL, INT, HUP, USR1, STOP, CONT...)\n"
+	 "to every rank of job JOB (its id from 'lamkit ps') on every node. Exit 1 when no rank of\n"
+	 "that job runs.\n",
+	 cmd_kill, 0},
 	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
 	 NULL, cmd_mpiexec, 0},
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
