@@ -9,7 +9,8 @@ mkdir "$T/u" && tar -C "$T/u" -xzf "$tb"; ok $? "tarball unpacks"
 d=$(echo "$T"/u/lamkit-*)
 out=$(env -i "$d/bin/lamboot" --help); ok $? "bin/lamboot --help runs"
 like "$out" "lamkit boot" "and is the boot command"
-for l in lamgrow recon wipe lamhalt lamnodes mpiexec mpirun mpicc; do
+for l in lamgrow recon wipe lamhalt lamnodes lamshrink lamclean mpitask tping lamexec mpiexec mpirun \
+	mpicc; do
 	[ "$(readlink "$d/bin/$l")" = lamkit ]; ok $? "bin/$l links to lamkit"
 done
 ok "$([ -s "$d/share/licenses/LICENSE.lua" ] && grep -q 'Lua.org, PUC-Rio' "$d/share/licenses/LICENSE.lua"; echo $?)" "Lua licence included"
