@@ -24,8 +24,17 @@ static int parse(const char *what, int argc, char **argv, struct bopts *o)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int more = i + 1 < argc;
-		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			o->verbose = 1;
+		if (a[0] == '-' && a[1] == 'v' && strspn(a + 1, "v") == strlen(a + 1)) {
+			o->verbose += (int)strlen(a + 1); /* -v, -vv, -vvv */
+		} else if (!strcmp(a, "--verbose")) {
+			o->verbose++;
+		} else if (!strncmp(a, "--verbose=", 10)) {
+			char *end;
+			long v = strtol(a + 10, &end, 10);
+			if (*end || v < 0 || v > 9)
+				return cmd_usage_error(
+				    what, "--verbose= wants a level 0-9, not '%s'", a + 10);
+			o->verbose = (int)v;
 		} else if (!strcmp(a, "-k") || !strcmp(a, "--keep-going")) {
 			o->keep_going = 1;
 		} else if (!strcmp(a, "--ship") || !strcmp(a, "--no-ship")) {
@@ -69,6 +78,8 @@ static int parse(const char *what, int argc, char **argv, struct bopts *o)
 			o->schema = a;
 		}
 	}
+	if (o->verbose >= 3)
+		setenv("LAMKIT_DEBUG", "1", 0); /* level 3: the C side's debug lines as well */
 	/* inside a Slurm allocation the allocation is the node list */
 	if (!o->schema && !strcmp(what, "boot") && getenv("SLURM_JOB_ID"))
 		return 0;

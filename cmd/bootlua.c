@@ -156,6 +156,7 @@ int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_
 	set_str(L, "boot", q->boot);
 	set_str(L, "algorithm", q->algorithm);
 	set_str(L, "ship", q->ship);
+	set_int(L, "verbose", q->verbose);
 	set_str(L, "build", cmd_build_id());
 	if (self[0]) {
 		char sum[crypto_hash_sha256_BYTES * 2 + 1];

@@ -31,8 +31,22 @@ local function load_module(name, where_from)
   return mod
 end
 
+-- LAM's per-module override: LAMKIT_BOOT_<MODULE>_PRIORITY (an integer) replaces the priority
+-- a usable module reports; a module that cannot run here stays unusable.
+local function priority_of(name, prio)
+  local var = "LAMKIT_BOOT_" .. name:upper() .. "_PRIORITY"
+  local v = lamkit.getenv(var)
+  if prio == nil or v == nil or v == "" then return prio end
+  local n = math.tointeger(tonumber(v))
+  if not n or not v:match("^%s*%-?%d+%s*$") then
+    error(var .. ": must be an integer priority, not '" .. v .. "'", 0)
+  end
+  return n
+end
+
 -- choose(schema, opts, where) -> module, name, priority. Forced by opts.boot (command line),
--- then LAMKIT_BOOT, then the schema's boot=; otherwise the highest priority above 0 wins.
+-- then LAMKIT_BOOT, then the schema's boot=; otherwise the highest priority above 0 wins
+-- (each one as LAMKIT_BOOT_<MODULE>_PRIORITY says, when set).
 function M.choose(schema, opts, where)
   local name, from
   local env = lamkit.getenv("LAMKIT_BOOT")
@@ -47,6 +61,7 @@ function M.choose(schema, opts, where)
   if name then
     local mod = load_module(name, from)
     local prio, why = mod.init(where, schema)
+    prio = priority_of(name, prio)
     if not prio then
       error((from and (from .. ": ") or "") .. "boot module '" .. name ..
         "' cannot be used here: " .. tostring(why), 0)
@@ -57,6 +72,7 @@ function M.choose(schema, opts, where)
   for _, n in ipairs(M.modules) do
     local mod = load_module(n)
     local prio, why = mod.init(where, schema)
+    prio = priority_of(n, prio)
     if prio and prio > best_prio then
       best, best_name, best_prio = mod, n, prio
     elseif not prio then
@@ -194,7 +210,8 @@ local function need_ship(ctx, s, st, ev)
   ctx:log("info", string.format("%s: %s; shipping %s (%d bytes)", node.host,
     said or "no lamkit of this build there", st.opts.self_sha256:sub(1, 12),
     st.opts.self_size or 0))
-  ctx:log("debug", "start " .. node.host .. ": " .. table.concat(st.recv[i], " "))
+  ctx:log("debug", "start " .. node.host .. ": " .. table.concat(st.recv[i], " ")
+    :gsub(fetch.script:gsub("%p", "%%%0"), "<find-or-ship script>"))
   local ok, why = ctx:start(i, nil, st.recv[i], { again = true, ship = st.opts.self })
   if ok == false then
     return { index = i, ok = false, stage = "launch", err = "ship: " .. tostring(why) }
@@ -206,7 +223,8 @@ end
 local function launcher(ctx, s, argvs, group, st)
   local L = {}
   function L.start(_, i, via)
-    ctx:log("debug", "start " .. s.nodes[i].host .. ": " .. table.concat(argvs[i], " "))
+    ctx:log("debug", "start " .. s.nodes[i].host .. ": " ..
+      table.concat(argvs[i], " "):gsub(fetch.script:gsub("%p", "%%%0"), "<find-or-ship script>"))
     return ctx:start(i, via, argvs[i])
   end
   function L.start_group(_, list)
@@ -221,6 +239,9 @@ local function launcher(ctx, s, argvs, group, st)
     while true do
       local ev = ctx:wait(math.max(0, deadline - now()))
       if ev and ev.ok and st and st.shipped[ev.index] then ev.started_by = "origin" end
+      if ev and ev.ok and s.promiscuous and ev.addr then -- where each node called from
+        ctx:log("info", s.nodes[ev.index].host .. " called back from " .. ev.addr)
+      end
       if not ev or ev.ok or ev.exit ~= fetch.NEED_SHIP or not st then return ev end
       ev = need_ship(ctx, s, st, ev)
       if ev then return ev end
@@ -249,7 +270,7 @@ local function prepare(ctx, src, opts, where, collect)
   if #s.nodes == 0 then error(s.file .. ": the schema lists no nodes", 0) end
   local problems = mod.verify_nodes(s, mopts, collect) or {}
   mod.prepare_boot(s, mopts)
-  if ctx.setup then ctx:setup(s.nodes, name) end
+  if ctx.setup then ctx:setup(s.nodes, name, { promiscuous = s.promiscuous == true }) end
   local argvs, recv = build_argvs(ctx, s, mod, mopts, opts)
   return { s = s, mod = mod, name = name, prio = prio, mopts = mopts, argvs = argvs,
     recv = recv, shipped = {}, where = where, problems = problems, opts = opts }
@@ -281,10 +302,10 @@ function M.run(ctx, src, opts)
   end
   local alg, group = algorithm_for(st, ctx, o.algorithm or s.algorithm)
   local p = { timeout = param(o, s, "timeout"), fanout = param(o, s, "fanout"),
-    window = param(o, s, "window") }
+    window = param(o, s, "window"), verbose = o.verbose or 0 }
   ctx:log("info", string.format("boot: %d node(s), module %s (priority %d), algorithm %s%s",
     #s.nodes, st.name, st.prio, alg,
-    alg == "tree" and (", fanout " .. p.fanout) or alg == "windowed" and (", window " .. p.window)
+    (alg == "tree" or alg == "thread") and (", fanout " .. p.fanout) or alg == "windowed" and (", window " .. p.window)
     or ""))
   local ok, res = pcall(require("alg." .. alg).run, launcher(ctx, s, st.argvs, group, st), s, p)
   st.mod.deallocate_nodes(s, st.mopts)

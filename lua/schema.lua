@@ -5,10 +5,10 @@ local hostlist = require("boot.hostlist")
 
 local M = {}
 
-M.algorithms = { linear = true, windowed = true, tree = true, oneshot = true }
-local ALG_NAMES = "linear, windowed, tree, oneshot"
+M.algorithms = { linear = true, windowed = true, tree = true, thread = true, oneshot = true }
+local ALG_NAMES = "linear, windowed, tree, thread, oneshot"
 local SETTINGS = { boot = true, algorithm = true, fanout = true, window = true, timeout = true,
-  defaults = true, ship = true }
+  defaults = true, ship = true, promiscuous = true }
 M.ship_modes = { auto = true, always = true, never = true }
 local KNOWN_MODULES = { ["local"] = true, ssh = true, rsh = true, slurm = true }
 local MAX_COUNT_HOOKS = 50 -- x 1e6 instructions: a schema that runs longer is stopped
@@ -215,6 +215,10 @@ local function sandbox(b, src, result)
       local n = positive_int(v)
       if not n then fail(b.file, line, name .. " must be a positive integer, not " .. show(v)) end
       v = n
+    elseif name == "promiscuous" then
+      if type(v) ~= "boolean" then
+        fail(b.file, line, "promiscuous must be true or false, not " .. show(v))
+      end
     elseif name == "ship" then
       if not M.ship_modes[v] then
         fail(b.file, line, "ship must be \"auto\", \"always\" or \"never\", not " .. show(v))
@@ -258,7 +262,8 @@ local function sandbox(b, src, result)
         return
       end
       fail(b.file, line, "unknown setting " .. show(k) ..
-        " (settings: boot, algorithm, fanout, window, timeout, ship, defaults, <module> = {...};" ..
+        " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, defaults," ..
+        " <module> = {...};" ..
         " use 'local' for your own variables)")
     end,
   })

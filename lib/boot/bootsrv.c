@@ -29,6 +29,7 @@ struct snode {
 	int state, via, group; /* group: index into s->groups, or -1 */
 	char *host;
 	char addrs[512]; /* the --boot address list for this node */
+	char known[512]; /* the host's own addresses (resolved), "" when it does not resolve */
 	boot_launch_t *launch;
 	boot_link_t *link;
 	struct boot_srv_info info;
@@ -59,7 +60,8 @@ struct boot_srv {
 	int listen_fd, port;
 	char key_line[BOOT_KEY_HEX_LEN + 2];
 	char all_addrs[512];
-	int local; /* module local: agents reach us on loopback */
+	int local;       /* module local: agents reach us on loopback */
+	int promiscuous; /* accept agents calling from addresses that are not their node's */
 	int foreground;
 	struct snode *n;
 	int nn;
@@ -71,6 +73,28 @@ struct boot_srv {
 	int nq, qcap;
 	int drew_progress;
 };
+
+static int loopback(const char *a)
+{
+	return !strncmp(a, "127.", 4) || !strcmp(a, "::1");
+}
+
+/* Is addr one of the comma-separated list? A loopback address matches any loopback one (a
+ * host named by 127.0.1.1 calls back over 127.0.0.1). */
+static int in_list(const char *list, const char *addr)
+{
+	size_t n = strlen(addr);
+
+	for (const char *p = list; *p;) {
+		size_t l = strcspn(p, ",");
+		char one[INET6_ADDRSTRLEN];
+		snprintf(one, sizeof one, "%.*s", (int)l, p);
+		if ((l == n && !strncmp(p, addr, n)) || (loopback(one) && loopback(addr)))
+			return 1;
+		p += l + (p[l] == ',');
+	}
+	return 0;
+}
 
 /* {==== events */
 
@@ -182,6 +206,22 @@ static void got_info(boot_srv_t *s, boot_link_t *l, struct pend *p, struct core_
 		return;
 	}
 	struct snode *nd = &s->n[i];
+	/* not promiscuous: an agent must call from one of its host's addresses (when the host
+	 * resolves here; names only ssh's configuration knows cannot be checked) */
+	if (!s->promiscuous && nd->known[0] && !in_list(nd->known, p->addr)) {
+		char why[700];
+		snprintf(why, sizeof why,
+		         "its agent called back from %s, which is not an address of %s (%s); set "
+		         "promiscuous = true in the schema to allow that (NAT, several interfaces)",
+		         p->addr, nd->host, nd->known);
+		core_log(CORE_LOG_DEBUG, "%s: %s", boot_link_peer(l), why);
+		boot_link_send(l, BOOT_MSG_HALT, NULL, 0, NULL, 0);
+		boot_link_flush(l, 1000);
+		drop_link(s, l);
+		nd->state = S_FAILED;
+		push_event(s, i + 1, 0, "address", 0, why);
+		return;
+	}
 	p->node = i + 1;
 	nd->link = l;
 	nd->state = S_UP;
@@ -319,6 +359,23 @@ static void route_source(const char *host, char *out, size_t len)
 	freeaddrinfo(res);
 }
 
+/* Every IPv4/IPv6 address host resolves to, comma-separated into out ("" if none). */
+static void host_addrs(const char *host, char *out, size_t len)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+
+	out[0] = '\0';
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return;
+	for (struct addrinfo *a = res; a; a = a->ai_next) {
+		char buf[INET6_ADDRSTRLEN];
+		if (getnameinfo(a->ai_addr, a->ai_addrlen, buf, sizeof buf, NULL, 0,
+		                NI_NUMERICHOST) == 0)
+			add_addr(out, len, buf);
+	}
+	freeaddrinfo(res);
+}
+
 static void node_addrs(boot_srv_t *s, struct snode *nd)
 {
 	char src[INET_ADDRSTRLEN];
@@ -429,6 +486,13 @@ static int ctx_setup(lua_State *L)
 		lua_pop(L, 2);
 		s->n[i].group = -1;
 		node_addrs(s, &s->n[i]);
+		if (!s->local)
+			host_addrs(s->n[i].host, s->n[i].known, sizeof s->n[i].known);
+	}
+	if (lua_istable(L, 4)) { /* {promiscuous = true}: the schema's setting */
+		lua_getfield(L, 4, "promiscuous");
+		s->promiscuous = lua_toboolean(L, -1);
+		lua_pop(L, 1);
 	}
 	return 0;
 }
@@ -697,7 +761,7 @@ static int ctx_log(lua_State *L)
 	const char *lvl = luaL_checkstring(L, 2), *msg = luaL_checkstring(L, 3);
 
 	if (!strcmp(lvl, "debug")) {
-		if (core_log_debug_enabled())
+		if (s->o.verbose >= 2 || core_log_debug_enabled())
 			fprintf(stderr, "lamkit %s: %s\n", s->o.cmd, msg);
 		return 0;
 	}

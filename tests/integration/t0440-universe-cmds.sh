@@ -3,7 +3,8 @@
 # (every node, one node, an unknown one), ps and top show every rank of two concurrent jobs
 # with real pids, states and PMI state, kill signals one job only, exec runs a plain program
 # once per node with mpiexec's exit rules, shrink during a job fails that job naming the node
-# and leaves three nodes, clean ends every rank and keeps the agents.
+# and leaves three nodes, clean ends every rank and keeps the agents; a node calling back from
+# an address that is not its own is refused, and accepted with promiscuous = true.
 # timeout: 180
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces)"
@@ -135,4 +136,35 @@ for p in $agents; do pids_gone "$p" || same=$((same + 1)); done
 is "$same" 3 "with the same pids (n4's is gone)"
 lk halt >/dev/null 2>&1; is $? 0 "halt"
 wait_gone 5 $agents; ok $? "every agent gone"
+
+# promiscuous: n2 is named by a second address, its agent calls back from its first one
+A1=$(netns_addr n1) A2=$(netns_addr n2) X2="$NETNS_SUBNET.102"
+netns_exec n2 ip addr add "$X2/24" dev eth0 </dev/null
+for mode in strict promiscuous; do
+	{
+		echo 'boot = "ssh"; timeout = 15'
+		[ $mode = promiscuous ] && echo 'promiscuous = true'
+		echo "ssh = { options = { \"-F\", \"$NETNS_SSH_CONFIG\" } }"
+		echo "node \"$A1\" { cpu = 1 }"
+		echo "node \"$X2\" { cpu = 1 }"
+	} >"$T/$mode.lua"
+done
+out=$(lk boot strict.lua 2>&1); rc=$?
+is "$rc" 1 "a node calling back from another address is refused"
+like "$out" "$X2 failed at address: its agent called back from $A2, which is not an address of $X2 \($X2\); set promiscuous = true" \
+	"naming the node, both addresses and the setting"
+sleep 0.3
+out=$(lk boot -vv promiscuous.lua 2>&1); rc=$?
+is "$rc" 0 "promiscuous = true: it boots"
+like "$out" "$X2 called back from $A2" "boot logs the address the node called from"
+like "$out" "$A1 called back from $A1" "for every node"
+like "$out" "start $X2: ssh .* $X2 sh -c '<find-or-ship script>' lamkit-launch auto " \
+	"-vv: the launch command lines (the script abbreviated)"
+out=$(lk exec hostname 2>&1)
+is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "n1 n2 " "and jobs reach it"
+lk halt >/dev/null 2>&1; is $? 0 "halt"
+sleep 0.3
+left=0
+for p in $(pgrep -f -- "$LAMKIT_TMPDIR"); do pids_gone "$p" || left=$((left + 1)); done
+is "$left" 0 "nothing left running"
 done_testing

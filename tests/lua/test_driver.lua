@@ -85,6 +85,22 @@ t.raises(function() boot.run(mock.new(), w("badship.lua", 'ship = "sometimes"\nn
   sopts) end, tmp .. '/badship.lua:1: ship must be "auto", "always" or "never", not \'sometimes\'',
   "bad ship setting")
 
+-- LAMKIT_BOOT_<MODULE>_PRIORITY: rsh (10) over ssh (40) when raised; a bad value is one line
+t.write(tmp .. "/bin/rsh", "")
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
+  LAMKIT_BOOT_RSH_PRIORITY = "50" })
+res = boot.run(mock.new(), p, opts)
+t.is(res.module, "rsh", "LAMKIT_BOOT_RSH_PRIORITY=50 beats ssh's 40")
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
+  LAMKIT_BOOT_RSH_PRIORITY = "high" })
+t.raises(function() boot.run(mock.new(), p, opts) end,
+  "LAMKIT_BOOT_RSH_PRIORITY: must be an integer priority, not 'high'", "a bad priority")
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
+  LAMKIT_BOOT_RSH_PRIORITY = false, LAMKIT_BOOT_SSH_PRIORITY = "0" })
+res = boot.run(mock.new(), p, opts)
+t.is(res.module, "rsh", "LAMKIT_BOOT_SSH_PRIORITY=0: ssh only when forced, rsh wins")
+t.env(base_env)
+
 -- forcing: opts.boot > LAMKIT_BOOT > schema boot=
 t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = "local" })
 res = boot.run(mock.new(), p, opts)
