@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "core.h"
 #include "link.h"
+#include "rte.h"
 #include "session.h"
 #include "wipe.h"
 
@@ -24,6 +25,7 @@
 #define EXIT_NOKEY   2
 #define EXIT_CONNECT 3
 #define EXIT_AUTH    4
+#define EXIT_PROLOG  5
 #define KEY_WAIT_MS  30000
 
 static void on_note(void *arg, enum boot_wipe_note kind, const char *line)
@@ -76,7 +78,19 @@ struct uargs {
 	char *addrs; /* "a,b,c" */
 	int port, node, foreground, mode, verbose, dry_run, purge;
 	const char *universe, *tmpdir;
+	struct boot_rte rte; /* lua/rte.lua's settings for this node */
 };
+
+/* The RTE epilog at halt or wipe; a failure is one line on stderr (the agent's log). */
+static void epilog(const struct uargs *a, const char *event)
+{
+	char err[256];
+
+	if (a->rte.epilog &&
+	    boot_rte_hook(a->rte.epilog, event, a->node, a->universe, err, sizeof err) < 0)
+		fprintf(stderr, "lamkit agent: %s: epilog failed (%s): %s\n", core_hostname(), err,
+		        a->rte.epilog);
+}
 
 struct startup {
 	core_ev_t *ev;
@@ -248,9 +262,24 @@ static int agent_universe(struct uargs *a)
 		setenv("LAMKIT_TMPDIR", a->tmpdir, 1);
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(name, sizeof name, "u%s-n%d", a->universe, a->node);
-	if (a->mode == MODE_WIPE)
+	if (a->mode == MODE_WIPE) {
 		rc = wipe_here(a->dry_run, a->purge, a->verbose, wipe_line, sizeof wipe_line);
+		if (!a->dry_run)
+			epilog(a, "wipe");
+	}
 	if (a->mode == MODE_BOOT) {
+		/* the RTE: environment, limits (the ranks inherit them), working directory, then
+		 * the prolog, all before we call back: a node whose prolog fails never joins */
+		if (boot_rte_apply(&a->rte, err, sizeof err) < 0) {
+			fprintf(stderr, "lamkit agent: %s: rte: %s\n", core_hostname(), err);
+			return EXIT_PROLOG;
+		}
+		if (a->rte.prolog && boot_rte_hook(a->rte.prolog, "boot", a->node, a->universe, err,
+		                                   sizeof err) < 0) {
+			fprintf(stderr, "lamkit agent: %s: prolog failed (%s): %s\n",
+			        core_hostname(), err, a->rte.prolog);
+			return EXIT_PROLOG;
+		}
 		char root[4096];
 		if (boot_session_root(root, sizeof root, err, sizeof err) < 0) {
 			fprintf(stderr, "lamkit agent: %s: %s\n", core_hostname(), err);
@@ -327,6 +356,7 @@ static int agent_universe(struct uargs *a)
 	rc = boot_agent_serve(&uo);
 	core_ev_destroy(ev);
 	boot_key_wipe(key, sizeof key);
+	epilog(a, "halt");
 	return rc;
 }
 
@@ -382,6 +412,14 @@ int cmd_agent(int argc, char **argv)
 			a.node = atoi(argv[++i]);
 		} else if (!strcmp(o, "--tmpdir") && more) {
 			a.tmpdir = argv[++i];
+		} else if (!strncmp(o, "--rte-", 6)) {
+			char err[512];
+			if (boot_rte_arg(&a.rte, o, more ? argv[i + 1] : NULL, err, sizeof err) <
+			    0) {
+				boot_rte_free(&a.rte);
+				return cmd_usage_error("agent", "%s", err);
+			}
+			i++;
 		} else {
 			return cmd_usage_error("agent", "unknown argument '%s'", o);
 		}
@@ -395,11 +433,18 @@ int cmd_agent(int argc, char **argv)
 			                       "(--boot ADDR:PORT, key on stdin), or --wipe");
 		char line[1024];
 		int rc = wipe_here(a.dry_run, a.purge, a.verbose, line, sizeof line);
+		if (!a.dry_run)
+			epilog(&a, "wipe");
 		printf("%s\n", line);
+		boot_rte_free(&a.rte);
 		return rc;
 	}
-	if (!a.universe || a.node < 0)
+	if (!a.universe || a.node < 0) {
+		boot_rte_free(&a.rte);
 		return cmd_usage_error("agent", "--boot needs --universe ID and --node N");
+	}
 	a.mode = wipe ? MODE_WIPE : recon ? MODE_RECON : MODE_BOOT;
-	return agent_universe(&a);
+	int rc = agent_universe(&a);
+	boot_rte_free(&a.rte);
+	return rc;
 }

@@ -146,12 +146,95 @@ function M.program(node, mod, opts)
   return "lamkit"
 end
 
-local function agent_argv(ctx, i, program)
+local function agent_argv0(ctx, i, program)
   local args = check_argv(ctx:agent_args(i), "ctx:agent_args(" .. tostring(i) .. ")")
   local argv = { program }
   for _, w in ipairs(args) do argv[#argv + 1] = w end
   return argv
 end
+
+-- {==== the RTE (lua/rte.lua, or the schema's rte = "file")
+
+local LIMITS = { core = true, nofile = true, stack = true, memlock = true, nproc = true,
+  as = true, fsize = true, cpu = true, data = true }
+
+-- The RTE module: the schema's own file (relative to the schema), else require("rte").
+local function load_rte(s)
+  if not s.rte then return require("rte"), "lua/rte.lua" end
+  local path = s.rte
+  if path:sub(1, 1) ~= "/" then path = (s.file:match("^(.*)/") or ".") .. "/" .. path end
+  local at = s.file .. (s.lines.rte and (":" .. s.lines.rte) or "") .. ": "
+  local chunk, err = loadfile(path, "t")
+  if not chunk then error(at .. "rte: " .. tostring(err):gsub("\n.*", ""), 0) end
+  local ok, mod = pcall(chunk)
+  if not ok then error(at .. "rte: " .. tostring(mod):gsub("\n.*", ""), 0) end
+  if type(mod) ~= "table" or type(mod.agent) ~= "function" then
+    error(at .. "rte: " .. path .. " must return a table with an agent(node, u) function", 0)
+  end
+  return mod, path
+end
+
+-- The --rte-* agent words for node i (where = "boot": everything; "wipe": the epilog).
+local function rte_words(rte, rname, s, i, modname, where, opts)
+  local hosts = {}
+  for k, n in ipairs(s.nodes) do hosts[k] = n.host end
+  local node = {}
+  for k, v in pairs(s.nodes[i]) do node[k] = v end
+  node.index = i
+  local u = { hosts = hosts, size = #s.nodes, origin = lamkit.hostname(), module = modname,
+    file = s.file, where = where, verbose = opts.verbose or 0 }
+  local ok, r = pcall(rte.agent, node, u)
+  local at = rname .. ": node " .. s.nodes[i].host .. ": "
+  if not ok then error(rname .. ": " .. tostring(r):gsub("\n.*", ""), 0) end
+  if r == nil then return {} end
+  if type(r) ~= "table" then error(at .. "agent() must return a table", 0) end
+  local words = {}
+  local function add(opt, val) words[#words + 1] = opt; words[#words + 1] = val end
+  local function str(key)
+    local v = r[key]
+    if v ~= nil and (type(v) ~= "string" or v == "") then
+      error(at .. key .. " must be a non-empty string", 0)
+    end
+    return v
+  end
+  if where == "boot" then
+    local env = {}
+    for _, name in ipairs(r.passenv or {}) do
+      local v = lamkit.getenv(name)
+      if v then env[name] = v end
+    end
+    for k, v in pairs(r.env or {}) do env[k] = v end
+    local names = {}
+    for k, v in pairs(env) do
+      if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") or
+        (type(v) ~= "string" and type(v) ~= "number") then
+        error(at .. "env: " .. tostring(k) .. " must be a NAME = string pair", 0)
+      end
+      names[#names + 1] = k
+    end
+    table.sort(names)
+    for _, k in ipairs(names) do add("--rte-env", k .. "=" .. tostring(env[k])) end
+    local lnames = {}
+    for k, v in pairs(r.limits or {}) do
+      if not LIMITS[k] then
+        error(at .. "limits: unknown limit '" .. tostring(k) .. "' (known: core, nofile, " ..
+          "stack, memlock, nproc, as, fsize, cpu, data)", 0)
+      end
+      if v ~= "unlimited" and not (math.tointeger(v) and v >= 0) then
+        error(at .. "limits." .. k .. " must be a number or \"unlimited\"", 0)
+      end
+      lnames[#lnames + 1] = k
+    end
+    table.sort(lnames)
+    for _, k in ipairs(lnames) do add("--rte-limit", k .. "=" .. tostring(r.limits[k])) end
+    if str("wdir") then add("--rte-wdir", r.wdir) end
+    if str("prolog") then add("--rte-prolog", r.prolog) end
+  end
+  if str("epilog") then add("--rte-epilog", r.epilog) end
+  return words
+end
+
+-- ====}
 
 -- ship mode: the command line's --ship, else the schema's ship =, else "auto".
 local function ship_mode(s, opts)
@@ -161,8 +244,13 @@ end
 -- Every launch argv, built before anything starts (a module error here starts nothing).
 -- Where boot finds or ships the agent itself (lua/boot/fetch.lua), recv[i] is the argv that
 -- receives the binary on stdin, used when the first launch says there is none of this build.
-local function build_argvs(ctx, s, mod, mopts, opts)
+local function build_argvs(ctx, s, mod, mopts, opts, rte_of)
   local argvs, recv, ship = {}, {}, ship_mode(s, opts)
+  local function agent_argv(c, i, program) -- with the node's RTE words
+    local a = agent_argv0(c, i, program)
+    for _, w in ipairs(rte_of(i)) do a[#a + 1] = w end
+    return a
+  end
   for i, node in ipairs(s.nodes) do
     if fetch.applies(node, mod, opts, ship) then
       local a = agent_argv(ctx, i, opts.self)
@@ -181,14 +269,16 @@ local function build_argvs(ctx, s, mod, mopts, opts)
 end
 
 -- The one-shot argv, or nil, why.
-local function build_group(ctx, s, mod, mopts, opts)
+local function build_group(ctx, s, mod, mopts, opts, rte_of)
   if not mod.start_rte_procs then return nil, "boot module has no one-shot start" end
   if not ctx.start_group then return nil, "ctx has no start_group" end
   local prog = M.program(s.nodes[1], mod, opts)
   for _, n in ipairs(s.nodes) do
     if M.program(n, mod, opts) ~= prog then return nil, "nodes use different agent programs" end
   end
-  local argv, why = mod.start_rte_procs(s.nodes, agent_argv(ctx, nil, prog), mopts)
+  local a = agent_argv0(ctx, nil, prog)
+  for _, w in ipairs(rte_of(1)) do a[#a + 1] = w end -- one argv for all: the first node's RTE
+  local argv, why = mod.start_rte_procs(s.nodes, a, mopts)
   if not argv then return nil, why end
   return check_argv(argv, "start_rte_procs")
 end
@@ -271,16 +361,24 @@ local function prepare(ctx, src, opts, where, collect)
   local problems = mod.verify_nodes(s, mopts, collect) or {}
   mod.prepare_boot(s, mopts)
   if ctx.setup then ctx:setup(s.nodes, name, { promiscuous = s.promiscuous == true }) end
-  local argvs, recv = build_argvs(ctx, s, mod, mopts, opts)
+  local rte, rname = load_rte(s)
+  local cache = {}
+  local function rte_of(i) -- recon runs no RTE: it leaves nothing behind
+    if where == "recon" then return {} end
+    cache[i] = cache[i] or rte_words(rte, rname, s, i, name, where, opts)
+    return cache[i]
+  end
+  for i = 1, #s.nodes do rte_of(i) end -- every RTE error before anything starts
+  local argvs, recv = build_argvs(ctx, s, mod, mopts, opts, rte_of)
   return { s = s, mod = mod, name = name, prio = prio, mopts = mopts, argvs = argvs,
-    recv = recv, shipped = {}, where = where, problems = problems, opts = opts }
+    recv = recv, shipped = {}, where = where, problems = problems, opts = opts, rte_of = rte_of }
 end
 
 local function algorithm_for(st, ctx, alg)
   local s, opts = st.s, st.opts
   local group, why
   if alg == "oneshot" or alg == nil then
-    group, why = build_group(ctx, s, st.mod, st.mopts, opts)
+    group, why = build_group(ctx, s, st.mod, st.mopts, opts, st.rte_of)
     if alg == "oneshot" and not group then
       local at = (opts.algorithm or not s.lines.algorithm) and s.file
         or (s.file .. ":" .. s.lines.algorithm)

@@ -8,7 +8,7 @@ local M = {}
 M.algorithms = { linear = true, windowed = true, tree = true, thread = true, oneshot = true }
 local ALG_NAMES = "linear, windowed, tree, thread, oneshot"
 local SETTINGS = { boot = true, algorithm = true, fanout = true, window = true, timeout = true,
-  defaults = true, ship = true, promiscuous = true }
+  defaults = true, ship = true, promiscuous = true, rte = true }
 M.ship_modes = { auto = true, always = true, never = true }
 local KNOWN_MODULES = { ["local"] = true, ssh = true, rsh = true, slurm = true }
 local MAX_COUNT_HOOKS = 50 -- x 1e6 instructions: a schema that runs longer is stopped
@@ -215,6 +215,10 @@ local function sandbox(b, src, result)
       local n = positive_int(v)
       if not n then fail(b.file, line, name .. " must be a positive integer, not " .. show(v)) end
       v = n
+    elseif name == "rte" then
+      if type(v) ~= "string" or v == "" then
+        fail(b.file, line, "rte must be the path of an RTE script, not " .. show(v))
+      end
     elseif name == "promiscuous" then
       if type(v) ~= "boolean" then
         fail(b.file, line, "promiscuous must be true or false, not " .. show(v))
@@ -262,7 +266,7 @@ local function sandbox(b, src, result)
         return
       end
       fail(b.file, line, "unknown setting " .. show(k) ..
-        " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, defaults," ..
+        " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, rte, defaults," ..
         " <module> = {...};" ..
         " use 'local' for your own variables)")
     end,

@@ -133,6 +133,8 @@ static void launch_failed(boot_srv_t *s, int i, int status, const char *line)
 		stage = "connect";
 	else if (code == 4)
 		stage = "auth";
+	else if (code == 5)
+		stage = "prolog"; /* lua/rte.lua's prolog, or its settings, failed on the node */
 	if (line && *line)
 		snprintf(why, sizeof why, "%s", line);
 	else if (WIFSIGNALED(status))
