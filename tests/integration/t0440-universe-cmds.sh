@@ -4,7 +4,8 @@
 # with real pids, states and PMI state, kill signals one job only, exec runs a plain program
 # once per node with mpiexec's exit rules, shrink during a job fails that job naming the node
 # and leaves three nodes, clean ends every rank and keeps the agents; a node calling back from
-# an address that is not its own is refused, and accepted with promiscuous = true.
+# an address that is not its own is refused, and accepted with promiscuous = true; the RTE's
+# prolog and epilog run on every node at boot, halt and wipe, its limits reach the ranks.
 # timeout: 180
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces)"
@@ -163,6 +164,35 @@ like "$out" "start $X2: ssh .* $X2 sh -c '<find-or-ship script>' lamkit-launch a
 out=$(lk exec hostname 2>&1)
 is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "n1 n2 " "and jobs reach it"
 lk halt >/dev/null 2>&1; is $? 0 "halt"
+
+# the RTE (lua/rte.lua contract, the schema's own file): prolog and epilog on every node,
+# environment and limits for the agent and its ranks, at boot, halt and wipe
+mkdir -p "$T/rte"
+cat >"$T/my-rte.lua" <<EOS
+return { agent = function(node, u)
+  return { env = { RTE_WHO = node.host .. "/" .. u.size }, limits = { nofile = 777 },
+    prolog = "echo \$LAMKIT_RTE_EVENT \$LAMKIT_NODE \$RTE_WHO \$(ulimit -n) >$T/rte/\$(hostname).boot",
+    epilog = "echo \$LAMKIT_RTE_EVENT \$LAMKIT_NODE >$T/rte/\$(hostname).\$LAMKIT_RTE_EVENT" }
+end }
+EOS
+{ cat "$T/u.lua"; echo 'rte = "my-rte.lua"'; } | sed "s/for i = 1, $K/for i = 1, 3/" >"$T/rte.lua"
+lk boot rte.lua >/dev/null 2>&1; is $? 0 "boot with the schema's RTE file"
+is "$(cat "$T"/rte/n*.boot 2>/dev/null | tr '\n' ' ')" \
+	"boot 1 n1/3 777 boot 2 n2/3 777 boot 3 n3/3 777 " "the prolog ran on every node, with the RTE"
+out=$(lk exec sh -c 'ulimit -n' 2>&1)
+is "$(printf '%s\n' "$out" | tr '\n' ' ')" "777 777 777 " "the ranks inherit the limits"
+lk halt >/dev/null 2>&1; is $? 0 "halt"
+is "$(cat "$T"/rte/n*.halt 2>/dev/null | tr '\n' ' ')" "halt 1 halt 2 halt 3 " \
+	"the epilog ran on every node at halt"
+lk boot rte.lua >/dev/null 2>&1; is $? 0 "boot again"
+kill -9 $(agent_pids)
+lk wipe >/dev/null 2>&1; is $? 0 "wipe after kill -9"
+is "$(cat "$T"/rte/n*.wipe 2>/dev/null | tr '\n' ' ')" "wipe 1 wipe 2 wipe 3 " \
+	"the epilog ran on every node at wipe"
+sed -i 's/prolog = "/prolog = "test $LAMKIT_NODE != 2 || exit 3; /' "$T/my-rte.lua"
+out=$(lk boot rte.lua 2>&1); rc=$?
+is "$rc" 1 "a failing prolog fails the boot"
+like "$out" "n2 failed at prolog: lamkit agent: n2: prolog failed \(exit 3\)" "naming node and stage"
 sleep 0.3
 left=0
 for p in $(pgrep -f -- "$LAMKIT_TMPDIR"); do pids_gone "$p" || left=$((left + 1)); done

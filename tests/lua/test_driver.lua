@@ -85,6 +85,34 @@ t.raises(function() boot.run(mock.new(), w("badship.lua", 'ship = "sometimes"\nn
   sopts) end, tmp .. '/badship.lua:1: ship must be "auto", "always" or "never", not \'sometimes\'',
   "bad ship setting")
 
+-- the RTE: the schema's own file gives per-node agent words; recon gets none; errors start nothing
+w("rte1.lua", 'return { agent = function(node, u) return { env = { A = node.host .. u.size },\n' ..
+  'passenv = { "HOME" }, limits = { nofile = 99, core = "unlimited" }, wdir = "/w",\n' ..
+  'prolog = "p " .. node.index, epilog = "e" } end }\n')
+p = w("rtes.lua", 'boot = "local"; rte = "rte1.lua"\nnode "x1" {}\nnode "x2" {}\n')
+ctx = mock.new()
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false, HOME = "/h" })
+res = boot.run(ctx, p, opts)
+t.is({ table.unpack(ctx.starts[2].argv, 7) }, { "--rte-env", "A=x22", "--rte-env", "HOME=/h",
+  "--rte-limit", "core=unlimited", "--rte-limit", "nofile=99", "--rte-wdir", "/w",
+  "--rte-prolog", "p 2", "--rte-epilog", "e" }, "rte words for node 2 after ctx:agent_args")
+ctx = mock.new()
+res = boot.recon(ctx, p, opts)
+t.is(#ctx.starts[1].argv, 6, "recon: no RTE words")
+ctx = mock.new()
+res = boot.wipe(ctx, p, opts)
+t.is({ table.unpack(ctx.starts[1].argv, 7) }, { "--rte-epilog", "e" }, "wipe: the epilog only")
+w("rte2.lua", 'return { agent = function(node) return { limits = { nofiles = 1 } } end }\n')
+p = w("rtes2.lua", 'boot = "local"; rte = "rte2.lua"\nnode "x1" {}\n')
+ctx = mock.new()
+t.raises(function() boot.run(ctx, p, opts) end, tmp .. "/rte2.lua: node x1: limits: unknown " ..
+  "limit 'nofiles' (known: core, nofile, stack, memlock, nproc, as, fsize, cpu, data)", "bad limit")
+t.is(#ctx.starts, 0, "nothing started after an RTE error")
+p = w("rtes3.lua", 'boot = "local"; rte = "nosuch.lua"\nnode "x1" {}\n')
+t.like(t.err(function() boot.run(mock.new(), p, opts) end), "^" .. tmp:gsub("%p", "%%%0") ..
+  "/rtes3.lua:1: rte: cannot open .*nosuch.lua", "a missing RTE file: schema line and path")
+t.env(base_env)
+
 -- LAMKIT_BOOT_<MODULE>_PRIORITY: rsh (10) over ssh (40) when raised; a bad value is one line
 t.write(tmp .. "/bin/rsh", "")
 t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
