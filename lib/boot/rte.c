@@ -56,10 +56,10 @@ int boot_rte_arg(struct boot_rte *r, const char *opt, const char *val, char *err
 	if (!val)
 		return core_errprintf(err, errlen, "%s needs a value", opt);
 	if (!strcmp(opt, "--rte-env")) {
-		const char **ne = realloc(r->env, (size_t)(r->nenv + 1) * sizeof *ne);
 		if (!strchr(val, '=') || val[0] == '=')
 			return core_errprintf(err, errlen, "--rte-env wants NAME=VALUE, not '%s'",
 			                      val);
+		const char **ne = realloc(r->env, (size_t)(r->nenv + 1) * sizeof *ne);
 		if (!ne)
 			return core_errprintf(err, errlen, "out of memory");
 		r->env = ne;
