@@ -89,27 +89,27 @@ t.raises(function() boot.run(mock.new(), w("badship.lua", 'ship = "sometimes"\nn
 w("rte1.lua", 'return { agent = function(node, u) return { env = { A = node.host .. u.size },\n' ..
   'passenv = { "HOME" }, limits = { nofile = 99, core = "unlimited" }, wdir = "/w",\n' ..
   'prolog = "p " .. node.index, epilog = "e" } end }\n')
-p = w("rtes.lua", 'boot = "local"; rte = "rte1.lua"\nnode "x1" {}\nnode "x2" {}\n')
+local rp = w("rtes.lua", 'boot = "local"; rte = "rte1.lua"\nnode "x1" {}\nnode "x2" {}\n')
 ctx = mock.new()
 t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false, HOME = "/h" })
-res = boot.run(ctx, p, opts)
+res = boot.run(ctx, rp, opts)
 t.is({ table.unpack(ctx.starts[2].argv, 7) }, { "--rte-env", "A=x22", "--rte-env", "HOME=/h",
   "--rte-limit", "core=unlimited", "--rte-limit", "nofile=99", "--rte-wdir", "/w",
   "--rte-prolog", "p 2", "--rte-epilog", "e" }, "rte words for node 2 after ctx:agent_args")
 ctx = mock.new()
-res = boot.recon(ctx, p, opts)
+res = boot.recon(ctx, rp, opts)
 t.is(#ctx.starts[1].argv, 6, "recon: no RTE words")
 ctx = mock.new()
-res = boot.wipe(ctx, p, opts)
+res = boot.wipe(ctx, rp, opts)
 t.is({ table.unpack(ctx.starts[1].argv, 7) }, { "--rte-epilog", "e" }, "wipe: the epilog only")
 w("rte2.lua", 'return { agent = function(node) return { limits = { nofiles = 1 } } end }\n')
-p = w("rtes2.lua", 'boot = "local"; rte = "rte2.lua"\nnode "x1" {}\n')
+rp = w("rtes2.lua", 'boot = "local"; rte = "rte2.lua"\nnode "x1" {}\n')
 ctx = mock.new()
-t.raises(function() boot.run(ctx, p, opts) end, tmp .. "/rte2.lua: node x1: limits: unknown " ..
+t.raises(function() boot.run(ctx, rp, opts) end, tmp .. "/rte2.lua: node x1: limits: unknown " ..
   "limit 'nofiles' (known: core, nofile, stack, memlock, nproc, as, fsize, cpu, data)", "bad limit")
 t.is(#ctx.starts, 0, "nothing started after an RTE error")
-p = w("rtes3.lua", 'boot = "local"; rte = "nosuch.lua"\nnode "x1" {}\n')
-t.like(t.err(function() boot.run(mock.new(), p, opts) end), "^" .. tmp:gsub("%p", "%%%0") ..
+rp = w("rtes3.lua", 'boot = "local"; rte = "nosuch.lua"\nnode "x1" {}\n')
+t.like(t.err(function() boot.run(mock.new(), rp, opts) end), "^" .. tmp:gsub("%p", "%%%0") ..
   "/rtes3.lua:1: rte: cannot open .*nosuch.lua", "a missing RTE file: schema line and path")
 t.env(base_env)
 

@@ -98,10 +98,10 @@ bad("to.lua", 'timeout = 0\n', "1: timeout must be a positive number of seconds,
 bad("boot.lua", 'boot = 3\n', "1: boot must be a module name string, not 3", "boot type")
 bad("typo.lua", 'algoritm = "tree"\n',
   "1: unknown setting 'algoritm' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "ship, promiscuous, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
+  "ship, promiscuous, rte, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
 bad("typo2.lua", 'sssh = { port = 1 }\n',
   "1: unknown setting 'sssh' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "ship, promiscuous, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
+  "ship, promiscuous, rte, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
 bad("builtin.lua", 'node = 1\n', "1: cannot assign to built-in 'node'", "assign to a built-in")
 bad("host.lua", 'node "bad host" { }\n', "1: 'bad host' is not a valid host name", "bad host")
 bad("host2.lua", 'node "-oProxyCommand=x"\n', "1: '-oProxyCommand=x' is not a valid host name",
