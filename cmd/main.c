@@ -28,7 +28,8 @@ const struct cmd cmd_table[] = {
 	 "launch channel into ~/.cache/lamkit/bin/SHA256/ (checked before it runs; the schema's\n"
 	 "ship = \"auto\"). --ship: always run a shipped copy; --no-ship: never ship.\n"
 	 "A bad schema is one line (file:line: what) and nothing starts. A node that fails is named\n"
-	 "with the stage (launch, connect, auth, timeout); then the others are halted (without -k).\n",
+	 "with the stage (launch, connect, auth, address, prolog, timeout); then the others are\n"
+	 "halted (without -k). More: 'lamkit help schema', 'lamkit help ship', 'lamkit help rte'.\n",
 	 cmd_boot, 0},
 	{"grow", "lamgrow", "add a node to the running universe",
 	 "lamkit grow [-v] [--cpu N] [--boot MODULE] [--timeout S] [--ship|--no-ship] HOST\n"
@@ -113,8 +114,19 @@ const struct cmd cmd_table[] = {
 	 "  wipe host=H dry=0|1 killed=N gone=N reused=N untrusted=N files=N skipped=N dirs=N failed=N\n"
 	 "or `wipe host=H error=MESSAGE` (exit 111). Problems go to stderr. Exit 1 if failed > 0.\n",
 	 cmd_agent, 1},
-	{"version", NULL, "print versions of lamkit, Lua and libsodium", NULL, cmd_version, 0},
-	{"help", NULL, "list commands, or show one command's help", NULL, cmd_help, 0},
+	{"version", NULL, "print versions of lamkit, Lua and libsodium",
+	 "lamkit version [--build]\n"
+	 "Prints the versions of lamkit (and its git revision), Lua and libsodium, and whether the\n"
+	 "binary is static. --build: one line naming this exact build, which boot compares with\n"
+	 "the lamkit it finds on a node before running it there.\n",
+	 cmd_version, 0},
+	{"help", NULL, "list commands, or show one command's help or a topic",
+	 "lamkit help [COMMAND | TOPIC]\n"
+	 "Without an argument: the commands. With a command: its help (as COMMAND --help). Topics\n"
+	 "(from doc/BOOT-LUA.md, built in): schema (boot schemas and bhost files), modules (boot\n"
+	 "modules and their options), ship (finding and shipping the agent), algorithms (launch\n"
+	 "algorithms), rte (the RTE configuration), promiscuous (callback addresses, verbosity).\n",
+	 cmd_help, 0},
 	{"lua", NULL, "run a Lua script with the lamkit module (for writing boot modules)",
 	 "lamkit lua SCRIPT [ARGS...]\n"
 	 "Runs SCRIPT in lamkit's embedded Lua 5.4 with the `lamkit` module and the embedded\n"
@@ -214,10 +226,46 @@ static void print_cmd_help(const struct cmd *c)
 		printf("\nAlso runs as: %s\n", c->links);
 }
 
+/* Topics: sections of doc/BOOT-LUA.md, embedded (cmd_doc_blobs): from the heading that starts
+ * with `from` to the next heading that starts with `to`. */
+extern const struct core_blob cmd_doc_blobs[];
+static const struct {
+	const char *name, *from, *to;
+} topics[] = {{"schema", "## 3.", "## 4."},          {"modules", "## 4.", "### Finding"},
+              {"ship", "### Finding", "**slurm.**"}, {"algorithms", "## 5.", "## 5a."},
+              {"rte", "## 5a.", "## 5b."},           {"promiscuous", "## 5b.", "## 6."}};
+
+static int print_topic(const char *name)
+{
+	const struct core_blob *b = core_blob_find(cmd_doc_blobs, "doc/BOOT-LUA.md");
+
+	for (size_t i = 0; b && i < sizeof topics / sizeof topics[0]; i++) {
+		if (strcmp(name, topics[i].name))
+			continue;
+		const char *p = (const char *)b->data, *end = p + b->len, *start = NULL;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			if (!start && !strncmp(p, topics[i].from, strlen(topics[i].from)))
+				start = p;
+			else if (start && !strncmp(p, topics[i].to, strlen(topics[i].to)))
+				break;
+			if (start)
+				printf("%.*s\n", (int)len, p);
+			p += len + 1;
+		}
+		return start ? 0 : 1;
+	}
+	return -1;
+}
+
 int cmd_help(int argc, char **argv)
 {
 	if (argc > 1) {
 		const struct cmd *c = find_by_name(argv[1]);
+		int t = c ? -1 : print_topic(argv[1]);
+		if (t >= 0)
+			return t;
 		if (!c)
 			return unknown_command(argv[1]);
 		if (c->run && c->usage == NULL) {
@@ -232,7 +280,8 @@ int cmd_help(int argc, char **argv)
 		if (!c->hidden)
 			printf("  %-9s %s%s\n", c->name, c->summary,
 			       c->run ? "" : " [not yet built]");
-	printf("\n'lamkit COMMAND --help' shows one command's options.\n");
+	printf("\n'lamkit COMMAND --help' shows one command's options; 'lamkit help TOPIC' one of\n"
+	       "schema, modules, ship, algorithms, rte, promiscuous.\n");
 	return 0;
 }
 
