@@ -24,6 +24,15 @@ for pair in lamboot:boot lamgrow:grow recon:recon wipe:wipe lamhalt:halt lamnode
 	is "$h2" "$h" "lamkit $cmd --help matches $link --help"
 done
 
+out=$("$LAMKIT" help schema); rc=$?
+is "$rc" 0 "help schema"
+like "$out" "^## 3\. Boot schemas" "help schema prints the schema section of the docs"
+like "$("$LAMKIT" help ship)" "exits \*\*97\*\*" "help ship: finding and shipping the agent"
+like "$("$LAMKIT" help rte)" "--rte-prolog" "help rte: the RTE configuration"
+like "$("$LAMKIT" help version)" "--build" "help version"
+like "$("$LAMKIT" help help)" "TOPIC" "help help"
+err=$("$LAMKIT" help nosuch 2>&1); is $? 100 "help of an unknown topic: usage exit"
+
 err=$("$LAMKIT" mpiexce -n 2 true 2>&1); rc=$?
 is "$rc" 100 "typo exits 100"
 like "$err" "did you mean 'mpiexec'" "typo suggests mpiexec"
