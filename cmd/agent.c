@@ -81,6 +81,8 @@ struct uargs {
 	struct boot_rte rte; /* lua/rte.lua's settings for this node */
 };
 
+static void epilog_at_halt(void *arg);
+
 /* The RTE epilog at halt or wipe; a failure is one line on stderr (the agent's log). */
 static void epilog(const struct uargs *a, const char *event)
 {
@@ -352,12 +354,19 @@ static int agent_universe(struct uargs *a)
 	                              .port = port,
 	                              .key = key,
 	                              .ev = ev,
-	                              .origin = l};
+	                              .origin = l,
+	                              .before_exit = epilog_at_halt,
+	                              .arg = a};
 	rc = boot_agent_serve(&uo);
 	core_ev_destroy(ev);
 	boot_key_wipe(key, sizeof key);
-	epilog(a, "halt");
 	return rc;
+}
+
+/* Before the agent hangs up: halt's caller then knows the epilog has run. */
+static void epilog_at_halt(void *arg)
+{
+	epilog(arg, "halt");
 }
 
 /* "a,b:port" -> addrs "a,b", port. */

@@ -600,6 +600,8 @@ int boot_agent_serve(const struct boot_agent_uopts *o)
 	}
 	core_ev_fd_del(ag.ev, o->listen_fd);
 	close(o->listen_fd);
+	if (o->before_exit)
+		o->before_exit(o->arg);
 	agent_teardown(&ag);
 	return rc;
 }
