@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "core.h"
 #include "link.h"
+#include "rte.h"
 #include "session.h"
 #include "wipe.h"
 
@@ -24,6 +25,7 @@
 #define EXIT_NOKEY   2
 #define EXIT_CONNECT 3
 #define EXIT_AUTH    4
+#define EXIT_PROLOG  5
 #define KEY_WAIT_MS  30000
 
 static void on_note(void *arg, enum boot_wipe_note kind, const char *line)
@@ -35,9 +37,11 @@ static void on_note(void *arg, enum boot_wipe_note kind, const char *line)
 }
 
 /* The one-line wipe report: "wipe host=H dry=0 killed=N gone=N reused=N untrusted=N files=N
- * skipped=N dirs=N failed=N", or "wipe host=H error=MESSAGE". Returns the exit status. */
-static int wipe_here(int dry_run, int verbose, char *line, size_t len)
+ * skipped=N dirs=N failed=N[ purged=0|1]", or "wipe host=H error=MESSAGE". Returns the exit
+ * status. purge: also remove the cache of binaries boot shipped here. */
+static int wipe_here(int dry_run, int purge, int verbose, char *line, size_t len)
 {
+	int purged = 0;
 	struct boot_wipe_opts o = {.dry_run = dry_run, .note = on_note, .arg = &verbose};
 	struct boot_wipe_report r;
 	char err[1024];
@@ -49,11 +53,20 @@ static int wipe_here(int dry_run, int verbose, char *line, size_t len)
 		snprintf(line, len, "wipe host=%s error=%.700s", core_hostname(), err);
 		return CORE_EXIT_SYSTEM;
 	}
+	/* after the wipe: its own binary may be the cached copy (unlinking it is harmless) */
+	if (purge && !dry_run && (purged = boot_ship_cache_purge()) < 0) {
+		fprintf(stderr,
+		        "lamkit agent: %s: cannot remove the cache of shipped binaries: %s\n",
+		        core_hostname(), strerror(errno));
+		r.failed++;
+	}
 	snprintf(line, len,
 	         "wipe host=%s dry=%d killed=%d gone=%d reused=%d untrusted=%d files=%d skipped=%d "
 	         "dirs=%d failed=%d",
 	         core_hostname(), dry_run, r.killed, r.gone, r.reused, r.untrusted, r.files_removed,
 	         r.files_skipped, r.dirs_removed, r.failed);
+	if (purge && !dry_run && strlen(line) + 12 < len)
+		snprintf(line + strlen(line), len - strlen(line), " purged=%d", purged > 0);
 	return r.failed ? 1 : 0;
 }
 
@@ -63,9 +76,23 @@ enum mode { MODE_BOOT, MODE_RECON, MODE_WIPE };
 
 struct uargs {
 	char *addrs; /* "a,b,c" */
-	int port, node, foreground, mode, verbose, dry_run;
+	int port, node, foreground, mode, verbose, dry_run, purge;
 	const char *universe, *tmpdir;
+	struct boot_rte rte; /* lua/rte.lua's settings for this node */
 };
+
+static void epilog_at_halt(void *arg);
+
+/* The RTE epilog at halt or wipe; a failure is one line on stderr (the agent's log). */
+static void epilog(const struct uargs *a, const char *event)
+{
+	char err[256];
+
+	if (a->rte.epilog &&
+	    boot_rte_hook(a->rte.epilog, event, a->node, a->universe, err, sizeof err) < 0)
+		fprintf(stderr, "lamkit agent: %s: epilog failed (%s): %s\n", core_hostname(), err,
+		        a->rte.epilog);
+}
 
 struct startup {
 	core_ev_t *ev;
@@ -237,9 +264,24 @@ static int agent_universe(struct uargs *a)
 		setenv("LAMKIT_TMPDIR", a->tmpdir, 1);
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(name, sizeof name, "u%s-n%d", a->universe, a->node);
-	if (a->mode == MODE_WIPE)
-		rc = wipe_here(a->dry_run, a->verbose, wipe_line, sizeof wipe_line);
+	if (a->mode == MODE_WIPE) {
+		rc = wipe_here(a->dry_run, a->purge, a->verbose, wipe_line, sizeof wipe_line);
+		if (!a->dry_run)
+			epilog(a, "wipe");
+	}
 	if (a->mode == MODE_BOOT) {
+		/* the RTE: environment, limits (the ranks inherit them), working directory, then
+		 * the prolog, all before we call back: a node whose prolog fails never joins */
+		if (boot_rte_apply(&a->rte, err, sizeof err) < 0) {
+			fprintf(stderr, "lamkit agent: %s: rte: %s\n", core_hostname(), err);
+			return EXIT_PROLOG;
+		}
+		if (a->rte.prolog && boot_rte_hook(a->rte.prolog, "boot", a->node, a->universe, err,
+		                                   sizeof err) < 0) {
+			fprintf(stderr, "lamkit agent: %s: prolog failed (%s): %s\n",
+			        core_hostname(), err, a->rte.prolog);
+			return EXIT_PROLOG;
+		}
 		char root[4096];
 		if (boot_session_root(root, sizeof root, err, sizeof err) < 0) {
 			fprintf(stderr, "lamkit agent: %s: %s\n", core_hostname(), err);
@@ -312,11 +354,19 @@ static int agent_universe(struct uargs *a)
 	                              .port = port,
 	                              .key = key,
 	                              .ev = ev,
-	                              .origin = l};
+	                              .origin = l,
+	                              .before_exit = epilog_at_halt,
+	                              .arg = a};
 	rc = boot_agent_serve(&uo);
 	core_ev_destroy(ev);
 	boot_key_wipe(key, sizeof key);
 	return rc;
+}
+
+/* Before the agent hangs up: halt's caller then knows the epilog has run. */
+static void epilog_at_halt(void *arg)
+{
+	epilog(arg, "halt");
 }
 
 /* "a,b:port" -> addrs "a,b", port. */
@@ -352,6 +402,8 @@ int cmd_agent(int argc, char **argv)
 			recon = 1;
 		} else if (!strcmp(o, "-n") || !strcmp(o, "--dry-run")) {
 			a.dry_run = 1;
+		} else if (!strcmp(o, "--purge")) {
+			a.purge = 1;
 		} else if (!strcmp(o, "-v") || !strcmp(o, "--verbose")) {
 			a.verbose = 1;
 		} else if (!strcmp(o, "--foreground")) {
@@ -369,6 +421,14 @@ int cmd_agent(int argc, char **argv)
 			a.node = atoi(argv[++i]);
 		} else if (!strcmp(o, "--tmpdir") && more) {
 			a.tmpdir = argv[++i];
+		} else if (!strncmp(o, "--rte-", 6)) {
+			char err[512];
+			if (boot_rte_arg(&a.rte, o, more ? argv[i + 1] : NULL, err, sizeof err) <
+			    0) {
+				boot_rte_free(&a.rte);
+				return cmd_usage_error("agent", "%s", err);
+			}
+			i++;
 		} else {
 			return cmd_usage_error("agent", "unknown argument '%s'", o);
 		}
@@ -381,12 +441,19 @@ int cmd_agent(int argc, char **argv)
 			                       "the agent is started by 'lamkit boot' "
 			                       "(--boot ADDR:PORT, key on stdin), or --wipe");
 		char line[1024];
-		int rc = wipe_here(a.dry_run, a.verbose, line, sizeof line);
+		int rc = wipe_here(a.dry_run, a.purge, a.verbose, line, sizeof line);
+		if (!a.dry_run)
+			epilog(&a, "wipe");
 		printf("%s\n", line);
+		boot_rte_free(&a.rte);
 		return rc;
 	}
-	if (!a.universe || a.node < 0)
+	if (!a.universe || a.node < 0) {
+		boot_rte_free(&a.rte);
 		return cmd_usage_error("agent", "--boot needs --universe ID and --node N");
+	}
 	a.mode = wipe ? MODE_WIPE : recon ? MODE_RECON : MODE_BOOT;
-	return agent_universe(&a);
+	int rc = agent_universe(&a);
+	boot_rte_free(&a.rte);
+	return rc;
 }

@@ -11,7 +11,7 @@
 #include <time.h>
 
 struct bopts {
-	const char *boot, *algorithm, *schema;
+	const char *boot, *algorithm, *schema, *ship;
 	double timeout;
 	int fanout, window, verbose, keep_going, cpu;
 	char **kv;
@@ -24,10 +24,27 @@ static int parse(const char *what, int argc, char **argv, struct bopts *o)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int more = i + 1 < argc;
-		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-			o->verbose = 1;
+		if (a[0] == '-' && a[1] == 'v' && strspn(a + 1, "v") == strlen(a + 1)) {
+			o->verbose += (int)strlen(a + 1); /* -v, -vv, -vvv */
+		} else if (!strcmp(a, "--verbose")) {
+			o->verbose++;
+		} else if (!strncmp(a, "--verbose=", 10)) {
+			char *end;
+			long v = strtol(a + 10, &end, 10);
+			if (*end || v < 0 || v > 9)
+				return cmd_usage_error(
+				    what, "--verbose= wants a level 0-9, not '%s'", a + 10);
+			o->verbose = (int)v;
 		} else if (!strcmp(a, "-k") || !strcmp(a, "--keep-going")) {
 			o->keep_going = 1;
+		} else if (!strcmp(a, "--ship") || !strcmp(a, "--no-ship")) {
+			o->ship = a[2] == 'n' ? "never" : "always";
+		} else if (!strncmp(a, "--ship=", 7)) {
+			o->ship = a + 7;
+			if (strcmp(o->ship, "auto") && strcmp(o->ship, "always") &&
+			    strcmp(o->ship, "never"))
+				return cmd_usage_error(
+				    what, "--ship= wants auto, always or never, not '%s'", o->ship);
 		} else if (!strcmp(a, "--boot") && more) {
 			o->boot = argv[++i];
 		} else if (!strcmp(a, "--algorithm") && more) {
@@ -61,6 +78,8 @@ static int parse(const char *what, int argc, char **argv, struct bopts *o)
 			o->schema = a;
 		}
 	}
+	if (o->verbose >= 3)
+		setenv("LAMKIT_DEBUG", "1", 0); /* level 3: the C side's debug lines as well */
 	/* inside a Slurm allocation the allocation is the node list */
 	if (!o->schema && !strcmp(what, "boot") && getenv("SLURM_JOB_ID"))
 		return 0;
@@ -210,6 +229,7 @@ int cmd_boot(int argc, char **argv)
 	                        .schema = o.schema,
 	                        .boot = o.boot,
 	                        .algorithm = o.algorithm,
+	                        .ship = o.ship,
 	                        .timeout = o.timeout,
 	                        .fanout = o.fanout,
 	                        .window = o.window,
@@ -297,6 +317,7 @@ int cmd_grow(int argc, char **argv)
 	                        .grow_cpu = o.cpu ? o.cpu : 1,
 	                        .boot = o.boot,
 	                        .algorithm = "linear",
+	                        .ship = o.ship,
 	                        .timeout = o.timeout,
 	                        .verbose = o.verbose,
 	                        .first_node = next,

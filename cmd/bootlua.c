@@ -1,16 +1,21 @@
 /* cmd/bootlua.c: running lua/boot.lua with the startup server; universe helpers. */
 #include "bootlua.h"
+#include "cmd.h"
 #include "core.h"
 #include "lua_host.h"
 #include "session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 int bootlua_new_identity(char id[33], unsigned char key[BOOT_KEY_LEN])
 {
@@ -90,6 +95,28 @@ static int push_schema(lua_State *L, const struct bootlua_req *q, char *err, siz
 	return core_lua_call(L, "boot", "from_state", 1, 1, err, errlen);
 }
 
+/* The sha256 of a file as hex into sum; its size, or -1. Boot ships its own binary by it. */
+static long long sha256_file(const char *path, char *sum)
+{
+	unsigned char buf[65536], h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256_state st;
+	long long size = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	crypto_hash_sha256_init(&st);
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		crypto_hash_sha256_update(&st, buf, (unsigned long long)n);
+		size += n;
+	}
+	close(fd);
+	crypto_hash_sha256_final(&st, h);
+	sodium_bin2hex(sum, crypto_hash_sha256_BYTES * 2 + 1, h, sizeof h);
+	return n < 0 ? -1 : size;
+}
+
 int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_t errlen)
 {
 	char root[4096], self[PATH_MAX] = "", etc[PATH_MAX + 16] = "";
@@ -105,6 +132,7 @@ int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_
 	                           .first_node = q->first_node > 0 ? q->first_node : 1,
 	                           .verbose = q->verbose,
 	                           .dry_run = q->dry_run,
+	                           .purge = q->purge,
 	                           .logdir = b->logdir};
 	b->srv = boot_srv_create(&so, err, errlen);
 	if (!b->srv)
@@ -127,8 +155,18 @@ int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_
 	lua_newtable(L);
 	set_str(L, "boot", q->boot);
 	set_str(L, "algorithm", q->algorithm);
-	if (self[0])
+	set_str(L, "ship", q->ship);
+	set_int(L, "verbose", q->verbose);
+	set_str(L, "build", cmd_build_id());
+	if (self[0]) {
+		char sum[crypto_hash_sha256_BYTES * 2 + 1];
+		long long size = sha256_file(self, sum);
 		set_str(L, "self", self);
+		if (size > 0) {
+			set_str(L, "self_sha256", sum);
+			set_int(L, "self_size", size);
+		}
+	}
 	if (etc[0])
 		set_str(L, "install_etc", etc);
 	if (q->timeout > 0) {
@@ -208,4 +246,38 @@ void bootlua_forget_universe(const char *path, const char *id)
 		snprintf(dir, sizeof dir, "%s/origin-%s", root, id);
 		core_rm_rf(dir);
 	}
+}
+
+int bootlua_select_nodes(const char *cmd, const struct boot_universe *u, int n, char **names,
+                         char **only)
+{
+	*only = calloc((size_t)u->nnodes + 1, 1);
+	if (!*only)
+		return CORE_EXIT_SYSTEM;
+	for (int i = 0; i < u->nnodes; i++)
+		(*only)[i] = n == 0;
+	for (int k = 0; k < n; k++) {
+		int found = 0;
+		char *end;
+		long idx = strtol(names[k], &end, 10);
+		for (int i = 0; i < u->nnodes; i++) {
+			if (!strcasecmp(u->nodes[i].host, names[k]) ||
+			    (!*end && idx == u->nodes[i].index)) {
+				(*only)[i] = 1;
+				found = 1;
+			}
+		}
+		if (!found) {
+			char list[512] = "";
+			for (int i = 0; i < u->nnodes && strlen(list) + 2 < sizeof list; i++)
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+				         i ? " " : "", u->nodes[i].host);
+			fprintf(stderr, "lamkit %s: no node '%s' in the universe (its nodes: %s)\n",
+			        cmd, names[k], list);
+			free(*only);
+			*only = NULL;
+			return 1;
+		}
+	}
+	return 0;
 }

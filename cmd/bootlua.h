@@ -19,6 +19,8 @@ struct bootlua_req {
 	const char *boot, *algorithm; /* forced module / algorithm, or NULL */
 	double timeout;               /* 0 = schema/default */
 	int fanout, window, verbose, dry_run, first_node;
+	int purge;        /* wipe: also remove the nodes' caches of shipped binaries */
+	const char *ship; /* --ship: "auto", "always", "never", or NULL = the schema's */
 	const unsigned char *key;
 	const char *uid;
 };
@@ -49,5 +51,11 @@ int bootlua_load_universe(struct boot_universe *u, char *path, size_t plen, char
 int bootlua_need_universe(const char *cmd, struct boot_universe *u, char *path, size_t plen);
 /* Remove what the origin keeps for universe id: the state file and origin-<id>/ (logs). */
 void bootlua_forget_universe(const char *path, const char *id);
+
+/* only[i] = 1 for the universe nodes named by names (a host name or a node number); all
+ * nodes when n == 0. 0 with *only malloc'd, or prints "lamkit CMD: no node 'x' in the
+ * universe (its nodes: ...)" and returns 1. */
+int bootlua_select_nodes(const char *cmd, const struct boot_universe *u, int n, char **names,
+                         char **only);
 
 #endif

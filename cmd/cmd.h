@@ -17,6 +17,9 @@ extern const struct cmd cmd_table[];
 /* One-line usage error for `cmd`: prints "lamkit CMD: msg" + a hint, returns 100. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* One line naming this exact build ("lamkit 0.1.0 git REV musl"): `lamkit version --build`
+ * prints it, and boot runs a node's lamkit only when it prints the same. */
+const char *cmd_build_id(void);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_lua(int argc, char **argv);
@@ -31,6 +34,13 @@ int cmd_recon(int argc, char **argv);
 int cmd_halt(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
 int cmd_atollrun(int argc, char **argv);
+int cmd_shrink(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_ping(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_kill(int argc, char **argv);
 
 struct lua_State;
 /* The recon/wipe result table's rows at stack index idx as a table; returns failed rows. */

@@ -34,14 +34,33 @@ static int is_static(void)
 	return 1;
 }
 
+const char *cmd_build_id(void)
+{
+	return "lamkit " LAMKIT_VERSION " git " LAMKIT_GIT_REV
+#ifdef __GLIBC__
+	       " glibc"
+#ifdef LAMKIT_SANITIZE
+	       "-asan"
+#endif
+#else
+	       " musl"
+#endif
+	    ;
+}
+
 int cmd_version(int argc, char **argv)
 {
 	char err[512];
 	const char *luav = "unknown";
 	lua_State *L;
 
+	if (argc == 2 && !strcmp(argv[1], "--build")) { /* what boot compares on a node */
+		printf("%s\n", cmd_build_id());
+		return 0;
+	}
 	if (argc > 1)
-		return cmd_usage_error("version", "takes no arguments, got '%s'", argv[1]);
+		return cmd_usage_error("version", "takes no arguments but --build, got '%s'",
+		                       argv[1]);
 	L = core_lua_new(err, sizeof err);
 	if (L) {
 		lua_getglobal(L, "_VERSION");

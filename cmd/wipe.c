@@ -5,7 +5,9 @@
 #include "cmd.h"
 #include "core.h"
 #include "wipe.h"
+#include "session.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,7 +55,7 @@ static void summary(const struct boot_wipe_report *r, int dry, char *buf, size_t
 
 /* Every node of the schema or universe: one wipe agent each, a table of what they did. */
 static int wipe_nodes(const char *schema, struct boot_universe *u, const char *path, int dry,
-                      int verbose)
+                      int purge, int verbose)
 {
 	unsigned char key[BOOT_KEY_LEN];
 	char id[33], err[2048];
@@ -68,6 +70,7 @@ static int wipe_nodes(const char *schema, struct boot_universe *u, const char *p
 	                        .state = u,
 	                        .verbose = verbose,
 	                        .dry_run = dry,
+	                        .purge = purge,
 	                        .first_node = 1,
 	                        .key = key,
 	                        .uid = id};
@@ -103,7 +106,7 @@ int cmd_wipe(int argc, char **argv)
 	struct boot_wipe_report rep;
 	const char *schema = NULL;
 	char err[1024], line[1024];
-	int verbose = 0, opts = 1, local = 0;
+	int verbose = 0, opts = 1, local = 0, purge = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -113,6 +116,8 @@ int cmd_wipe(int argc, char **argv)
 			o.dry_run = 1;
 		} else if (opts && !strcmp(a, "--local")) {
 			local = 1;
+		} else if (opts && !strcmp(a, "--purge")) {
+			purge = 1;
 		} else if (opts && !strcmp(a, "--verbose")) {
 			verbose = 1;
 		} else if (opts && a[0] == '-' && a[1] && a[1] != '-') {
@@ -138,7 +143,7 @@ int cmd_wipe(int argc, char **argv)
 	if (!schema && !local)
 		have = bootlua_load_universe(&u, path, sizeof path, err, sizeof err);
 	if (schema || have == 0)
-		return wipe_nodes(schema, have == 0 ? &u : NULL, path, o.dry_run, verbose);
+		return wipe_nodes(schema, have == 0 ? &u : NULL, path, o.dry_run, purge, verbose);
 	if (have < 0) /* a broken state file: the local wipe below removes it */
 		fprintf(stderr, "lamkit wipe: %s\n", err);
 	verbose |= o.dry_run; /* a dry run lists what it would do */
@@ -148,7 +153,16 @@ int cmd_wipe(int argc, char **argv)
 		fprintf(stderr, "lamkit wipe: %s: %s\n", core_hostname(), err);
 		return CORE_EXIT_SYSTEM;
 	}
+	int purged = purge && !o.dry_run ? boot_ship_cache_purge() : 0;
+	if (purged < 0) {
+		fprintf(stderr,
+		        "lamkit wipe: %s: cannot remove the cache of shipped binaries: %s\n",
+		        core_hostname(), strerror(errno));
+		rep.failed++;
+	}
 	summary(&rep, o.dry_run, line, sizeof line);
+	if (purged > 0 && strlen(line) + 40 < sizeof line)
+		strcat(line, ", removed the cache of shipped binaries");
 	printf("lamkit wipe: %s: %s%s\n", core_hostname(), o.dry_run ? "dry run: " : "", line);
 	return rep.failed ? 1 : 0;
 }

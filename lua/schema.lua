@@ -5,10 +5,11 @@ local hostlist = require("boot.hostlist")
 
 local M = {}
 
-M.algorithms = { linear = true, windowed = true, tree = true, oneshot = true }
-local ALG_NAMES = "linear, windowed, tree, oneshot"
+M.algorithms = { linear = true, windowed = true, tree = true, thread = true, oneshot = true }
+local ALG_NAMES = "linear, windowed, tree, thread, oneshot"
 local SETTINGS = { boot = true, algorithm = true, fanout = true, window = true, timeout = true,
-  defaults = true }
+  defaults = true, ship = true, promiscuous = true, rte = true }
+M.ship_modes = { auto = true, always = true, never = true }
 local KNOWN_MODULES = { ["local"] = true, ssh = true, rsh = true, slurm = true }
 local MAX_COUNT_HOOKS = 50 -- x 1e6 instructions: a schema that runs longer is stopped
 
@@ -214,6 +215,18 @@ local function sandbox(b, src, result)
       local n = positive_int(v)
       if not n then fail(b.file, line, name .. " must be a positive integer, not " .. show(v)) end
       v = n
+    elseif name == "rte" then
+      if type(v) ~= "string" or v == "" then
+        fail(b.file, line, "rte must be the path of an RTE script, not " .. show(v))
+      end
+    elseif name == "promiscuous" then
+      if type(v) ~= "boolean" then
+        fail(b.file, line, "promiscuous must be true or false, not " .. show(v))
+      end
+    elseif name == "ship" then
+      if not M.ship_modes[v] then
+        fail(b.file, line, "ship must be \"auto\", \"always\" or \"never\", not " .. show(v))
+      end
     elseif name == "timeout" then
       if type(v) ~= "number" or v <= 0 then
         fail(b.file, line, "timeout must be a positive number of seconds, not " .. show(v))
@@ -253,7 +266,8 @@ local function sandbox(b, src, result)
         return
       end
       fail(b.file, line, "unknown setting " .. show(k) ..
-        " (settings: boot, algorithm, fanout, window, timeout, defaults, <module> = {...};" ..
+        " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, rte, defaults," ..
+        " <module> = {...};" ..
         " use 'local' for your own variables)")
     end,
   })

@@ -2,6 +2,7 @@
  * tree, signals, reaping. */
 #include "agent.h"
 #include "core.h"
+#include "job_ps.h"
 #include "launch.h"
 #include "session.h"
 #include "spawn.h"
@@ -163,6 +164,51 @@ static void send_status(boot_agent_t *ag, boot_link_t *l)
 	core_w_free(&w);
 }
 
+/* ps: every rank's record; clean: kill every job's ranks (the agent stays); job signal. */
+static void universe_cmd(boot_agent_t *ag, boot_link_t *l, unsigned type, struct core_rbuf *r)
+{
+	struct core_wbuf w = {0}, recs = {0};
+	uint32_t n = 0, jobs = 0, id = 0, sig = 0;
+
+	if (type == BOOT_MSG_JOB_SIGNAL) {
+		id = core_r_u32(r);
+		sig = core_r_u32(r);
+		if (r->err || sig == 0 || sig >= 65)
+			return;
+	}
+	for (int i = 0; i < ag->njobs; i++) {
+		boot_job_t *j = ag->jobs[i];
+		if (type == BOOT_MSG_PS) {
+			n += (uint32_t)boot_job_ps(j, &recs);
+		} else if (type == BOOT_MSG_CLEAN && !boot_job_finished(j)) {
+			core_log(CORE_LOG_INFO, "agent: job %u ended by clean from %s",
+			         boot_job_id(j), boot_link_peer(l));
+			n += (uint32_t)boot_job_nranks(j);
+			jobs++;
+			boot_job_kill(j);
+		} else if (type == BOOT_MSG_JOB_SIGNAL && boot_job_id(j) == id) {
+			n += (uint32_t)boot_job_signal(j, (int)sig);
+		}
+	}
+	if (type == BOOT_MSG_PS) {
+		core_w_u32(&w, ag->uopts ? (uint32_t)ag->uopts->node : 0);
+		core_w_str(&w, core_hostname());
+		core_w_u32(&w, n);
+		boot_link_send(l, BOOT_MSG_PS_REPLY, w.p, w.len, recs.p, recs.len);
+	} else if (type == BOOT_MSG_CLEAN) {
+		core_w_u32(&w, jobs);
+		core_w_u32(&w, n);
+		boot_link_send(l, BOOT_MSG_CLEAN_REPLY, w.p, w.len, NULL, 0);
+	} else {
+		core_w_u32(&w, id);
+		core_w_u32(&w, n);
+		boot_link_send(l, BOOT_MSG_JOB_SIGNAL_REPLY, w.p, w.len, NULL, 0);
+	}
+	core_w_free(&w);
+	core_w_free(&recs);
+	maybe_stop(ag);
+}
+
 /* {==== the launch tree: start a child agent with the key on its stdin */
 
 static void launch_report(boot_agent_t *ag, struct ulaunch *u, int status, const char *line)
@@ -290,6 +336,11 @@ static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t le
 		return;
 	case BOOT_MSG_STATUS:
 		send_status(ag, l);
+		return;
+	case BOOT_MSG_PS:
+	case BOOT_MSG_CLEAN:
+	case BOOT_MSG_JOB_SIGNAL:
+		universe_cmd(ag, l, type, &r);
 		return;
 	case BOOT_MSG_LAUNCH:
 		do_launch(ag, l, &r);
@@ -549,6 +600,8 @@ int boot_agent_serve(const struct boot_agent_uopts *o)
 	}
 	core_ev_fd_del(ag.ev, o->listen_fd);
 	close(o->listen_fd);
+	if (o->before_exit)
+		o->before_exit(o->arg);
 	agent_teardown(&ag);
 	return rc;
 }

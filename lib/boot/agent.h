@@ -37,6 +37,10 @@ struct boot_agent_uopts {
 	core_ev_t *ev;       /* the loop the origin link lives on */
 	boot_link_t *origin; /* the link to boot (ownership passes to the agent) */
 	int booted;          /* UNIVERSE already received */
+	/* called once the agent stops serving (halt, signal), before it hangs up on its
+	 * controllers: `lamkit halt` returns after it (the RTE epilog runs here); may be NULL */
+	void (*before_exit)(void *arg);
+	void *arg;
 };
 int boot_agent_serve(const struct boot_agent_uopts *o);
 

@@ -29,6 +29,7 @@ struct snode {
 	int state, via, group; /* group: index into s->groups, or -1 */
 	char *host;
 	char addrs[512]; /* the --boot address list for this node */
+	char known[512]; /* the host's own addresses (resolved), "" when it does not resolve */
 	boot_launch_t *launch;
 	boot_link_t *link;
 	struct boot_srv_info info;
@@ -59,7 +60,8 @@ struct boot_srv {
 	int listen_fd, port;
 	char key_line[BOOT_KEY_HEX_LEN + 2];
 	char all_addrs[512];
-	int local; /* module local: agents reach us on loopback */
+	int local;       /* module local: agents reach us on loopback */
+	int promiscuous; /* accept agents calling from addresses that are not their node's */
 	int foreground;
 	struct snode *n;
 	int nn;
@@ -71,6 +73,28 @@ struct boot_srv {
 	int nq, qcap;
 	int drew_progress;
 };
+
+static int loopback(const char *a)
+{
+	return !strncmp(a, "127.", 4) || !strcmp(a, "::1");
+}
+
+/* Is addr one of the comma-separated list? A loopback address matches any loopback one (a
+ * host named by 127.0.1.1 calls back over 127.0.0.1). */
+static int in_list(const char *list, const char *addr)
+{
+	size_t n = strlen(addr);
+
+	for (const char *p = list; *p;) {
+		size_t l = strcspn(p, ",");
+		char one[INET6_ADDRSTRLEN];
+		snprintf(one, sizeof one, "%.*s", (int)l, p);
+		if ((l == n && !strncmp(p, addr, n)) || (loopback(one) && loopback(addr)))
+			return 1;
+		p += l + (p[l] == ',');
+	}
+	return 0;
+}
 
 /* {==== events */
 
@@ -109,6 +133,8 @@ static void launch_failed(boot_srv_t *s, int i, int status, const char *line)
 		stage = "connect";
 	else if (code == 4)
 		stage = "auth";
+	else if (code == 5)
+		stage = "prolog"; /* lua/rte.lua's prolog, or its settings, failed on the node */
 	if (line && *line)
 		snprintf(why, sizeof why, "%s", line);
 	else if (WIFSIGNALED(status))
@@ -182,6 +208,22 @@ static void got_info(boot_srv_t *s, boot_link_t *l, struct pend *p, struct core_
 		return;
 	}
 	struct snode *nd = &s->n[i];
+	/* not promiscuous: an agent must call from one of its host's addresses (when the host
+	 * resolves here; names only ssh's configuration knows cannot be checked) */
+	if (!s->promiscuous && nd->known[0] && !in_list(nd->known, p->addr)) {
+		char why[700];
+		snprintf(why, sizeof why,
+		         "its agent called back from %s, which is not an address of %s (%s); set "
+		         "promiscuous = true in the schema to allow that (NAT, several interfaces)",
+		         p->addr, nd->host, nd->known);
+		core_log(CORE_LOG_DEBUG, "%s: %s", boot_link_peer(l), why);
+		boot_link_send(l, BOOT_MSG_HALT, NULL, 0, NULL, 0);
+		boot_link_flush(l, 1000);
+		drop_link(s, l);
+		nd->state = S_FAILED;
+		push_event(s, i + 1, 0, "address", 0, why);
+		return;
+	}
 	p->node = i + 1;
 	nd->link = l;
 	nd->state = S_UP;
@@ -319,6 +361,23 @@ static void route_source(const char *host, char *out, size_t len)
 	freeaddrinfo(res);
 }
 
+/* Every IPv4/IPv6 address host resolves to, comma-separated into out ("" if none). */
+static void host_addrs(const char *host, char *out, size_t len)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+
+	out[0] = '\0';
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return;
+	for (struct addrinfo *a = res; a; a = a->ai_next) {
+		char buf[INET6_ADDRSTRLEN];
+		if (getnameinfo(a->ai_addr, a->ai_addrlen, buf, sizeof buf, NULL, 0,
+		                NI_NUMERICHOST) == 0)
+			add_addr(out, len, buf);
+	}
+	freeaddrinfo(res);
+}
+
 static void node_addrs(boot_srv_t *s, struct snode *nd)
 {
 	char src[INET_ADDRSTRLEN];
@@ -429,6 +488,13 @@ static int ctx_setup(lua_State *L)
 		lua_pop(L, 2);
 		s->n[i].group = -1;
 		node_addrs(s, &s->n[i]);
+		if (!s->local)
+			host_addrs(s->n[i].host, s->n[i].known, sizeof s->n[i].known);
+	}
+	if (lua_istable(L, 4)) { /* {promiscuous = true}: the schema's setting */
+		lua_getfield(L, 4, "promiscuous");
+		s->promiscuous = lua_toboolean(L, -1);
+		lua_pop(L, 1);
 	}
 	return 0;
 }
@@ -465,7 +531,9 @@ static int ctx_agent_args(lua_State *L)
 	if (s->o.mode == BOOT_SRV_RECON)
 		extra[0] = "--recon";
 	else if (s->o.mode == BOOT_SRV_WIPE)
-		extra[0] = "--wipe", extra[1] = s->o.dry_run ? "--dry-run" : NULL;
+		extra[0] = "--wipe", extra[1] = s->o.dry_run ? "--dry-run"
+		                                : s->o.purge ? "--purge"
+		                                             : NULL;
 	else if (s->foreground)
 		extra[0] = "--foreground";
 	for (int e = 0; e < 3 && extra[e]; e++) {
@@ -507,7 +575,22 @@ static int ctx_start(lua_State *L)
 
 	if (!argv)
 		return ret_false(L, "out of memory");
-	if (nd->state != S_IDLE) {
+	/* opts {again = true, ship = PATH}: start a node that failed once more, from here, with
+	 * the file PATH after the key on its stdin (lua/boot/fetch.lua ships the agent so) */
+	const char *ship = NULL;
+	int again = 0;
+	if (lua_istable(L, 5)) {
+		lua_getfield(L, 5, "again");
+		again = lua_toboolean(L, -1);
+		lua_getfield(L, 5, "ship");
+		ship = lua_tostring(L, -1); /* stays on the stack until we return */
+	}
+	if (again && nd->state == S_FAILED && lua_isnoneornil(L, 3) &&
+	    (!nd->launch || boot_launch_done(nd->launch, NULL))) {
+		boot_launch_free(nd->launch, 0);
+		nd->launch = NULL;
+		nd->via = 0;
+	} else if (nd->state != S_IDLE) {
 		free(argv);
 		return luaL_error(L, "ctx:start(%d): node started twice", i + 1);
 	}
@@ -515,7 +598,7 @@ static int ctx_start(lua_State *L)
 	if (lua_isnoneornil(L, 3)) {
 		snprintf(what, sizeof what, "%d", i + 1);
 		log_path(s, log, sizeof log, what);
-		nd->launch = boot_launch_start(argv, s->key_line, log, err, sizeof err);
+		nd->launch = boot_launch_start_ship(argv, s->key_line, ship, log, err, sizeof err);
 		free(argv);
 		if (!nd->launch) {
 			nd->state = S_FAILED;
@@ -680,7 +763,7 @@ static int ctx_log(lua_State *L)
 	const char *lvl = luaL_checkstring(L, 2), *msg = luaL_checkstring(L, 3);
 
 	if (!strcmp(lvl, "debug")) {
-		if (core_log_debug_enabled())
+		if (s->o.verbose >= 2 || core_log_debug_enabled())
 			fprintf(stderr, "lamkit %s: %s\n", s->o.cmd, msg);
 		return 0;
 	}

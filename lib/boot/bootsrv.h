@@ -19,6 +19,7 @@ struct boot_srv_opts {
 	int first_node;     /* the universe node number of ctx index 1 (grow: after the others) */
 	int verbose;        /* print a line per node */
 	int dry_run;        /* wipe: only report */
+	int purge;          /* wipe: also remove the node's cache of shipped binaries */
 	const char *logdir; /* where launch logs go (created) */
 };
 

@@ -11,10 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#define FEED_MAX_S 300 /* a payload of a few MB over the slowest link we expect */
+
 extern char **environ;
 
 struct boot_launch {
-	pid_t pid;
+	pid_t pid, writer; /* writer: the child feeding a shipped payload, or 0 */
 	int reaped, status;
 	char *log;
 };
@@ -22,6 +24,38 @@ struct boot_launch {
 boot_launch_t *boot_launch_start(char *const argv[], const char *stdin_text, const char *logpath,
                                  char *err, size_t errlen)
 {
+	return boot_launch_start_ship(argv, stdin_text, NULL, logpath, err, errlen);
+}
+
+/* A child that writes text and then the payload file into fd, then exits: a payload is far
+ * larger than a pipe buffer, and boot must keep serving other nodes meanwhile. Bounded by an
+ * alarm; a reader that goes away ends it with SIGPIPE. */
+static pid_t feed(int fd, const char *text, int payload)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	char buf[65536];
+	ssize_t n;
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	alarm(FEED_MAX_S);
+	if (core_write_all(fd, text, strlen(text)) < 0)
+		_exit(1);
+	while ((n = read(payload, buf, sizeof buf)) > 0)
+		if (core_write_all(fd, buf, (size_t)n) < 0)
+			_exit(1);
+	_exit(n < 0);
+}
+
+boot_launch_t *boot_launch_start_ship(char *const argv[], const char *stdin_text,
+                                      const char *payload, const char *logpath, char *err,
+                                      size_t errlen)
+{
+	int pfd = -1;
 	char path[4096];
 	int in[2] = {-1, -1}, logfd = -1;
 	boot_launch_t *l = calloc(1, sizeof *l);
@@ -30,6 +64,10 @@ boot_launch_t *boot_launch_start(char *const argv[], const char *stdin_text, con
 		free(l);
 		core_errprintf(err, errlen, "out of memory");
 		return NULL;
+	}
+	if (payload && (pfd = open(payload, O_RDONLY | O_CLOEXEC)) < 0) {
+		core_errprintf(err, errlen, "cannot read %s: %s", payload, strerror(errno));
+		goto fail;
 	}
 	if (boot_spawn_resolve(argv[0], getenv("PATH"), NULL, path, sizeof path) < 0) {
 		core_errprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(errno));
@@ -62,6 +100,15 @@ boot_launch_t *boot_launch_start(char *const argv[], const char *stdin_text, con
 	}
 	close(in[0]);
 	close(logfd);
+	if (pfd >= 0) {
+		l->writer = feed(in[1], stdin_text ? stdin_text : "", pfd);
+		if (l->writer < 0)
+			core_log(CORE_LOG_WARN, "launch: cannot fork the payload writer: %s",
+			         strerror(errno));
+		close(pfd);
+		close(in[1]);
+		return l;
+	}
 	/* a key line is far below the pipe buffer: this never blocks */
 	if (stdin_text && core_write_all(in[1], stdin_text, strlen(stdin_text)) < 0 &&
 	    errno != EPIPE)
@@ -70,6 +117,8 @@ boot_launch_t *boot_launch_start(char *const argv[], const char *stdin_text, con
 	close(in[1]);
 	return l;
 fail:
+	if (pfd >= 0)
+		close(pfd);
 	if (in[0] >= 0) {
 		close(in[0]);
 		close(in[1]);
@@ -85,6 +134,10 @@ fail:
 
 int boot_launch_reaped(boot_launch_t *l, pid_t pid, int status)
 {
+	if (l && l->writer > 0 && l->writer == pid) {
+		l->writer = 0; /* the payload writer: nothing to keep */
+		return 0;
+	}
 	if (!l || l->reaped || l->pid != pid)
 		return 0;
 	l->reaped = 1;
@@ -126,6 +179,8 @@ void boot_launch_kill(boot_launch_t *l)
 		kill(-l->pid, SIGKILL);
 		kill(l->pid, SIGKILL);
 	}
+	if (l && l->writer > 0)
+		kill(l->writer, SIGKILL); /* reaped by the caller's SIGCHLD loop */
 }
 
 void boot_launch_free(boot_launch_t *l, int remove_log)

@@ -15,6 +15,12 @@ typedef struct boot_launch boot_launch_t;
  * NULL with err ("cannot run ssh: No such file or directory"). */
 boot_launch_t *boot_launch_start(char *const argv[], const char *stdin_text, const char *logpath,
                                  char *err, size_t errlen);
+/* The same, and after stdin_text the contents of the file payload (the agent binary boot ships
+ * to a node): written by a short-lived child of ours, which the caller's SIGCHLD loop reaps
+ * (boot_launch_reaped ignores it). NULL with err when payload cannot be opened. */
+boot_launch_t *boot_launch_start_ship(char *const argv[], const char *stdin_text,
+                                      const char *payload, const char *logpath, char *err,
+                                      size_t errlen);
 /* Our SIGCHLD loop reaped pid: 1 if it was this launch (its status is then kept), else 0. */
 int boot_launch_reaped(boot_launch_t *l, pid_t pid, int status);
 /* 1 once reaped; *status gets the wait status. */

@@ -28,16 +28,23 @@ enum boot_msg {
 	BOOT_MSG_FENCE_UP = 14,   /* A->M: u32 jobid, u32 epoch, KVS delta (pmi_kvs_encode) */
 	BOOT_MSG_FENCE_DOWN = 15, /* M->A: u32 jobid, u32 epoch, merged KVS */
 	/* universe frames (no jobid): doc/PROTOCOL-agent.md, "Universe" */
-	BOOT_MSG_AGENT_INFO = 16,  /* A->boot: u32 node, str host, u32 pid, u32 cpus, u32 port,
-	                              str version, str slurm node name, str wipe report */
-	BOOT_MSG_LAUNCH = 17,      /* boot->A: u32 node, strv argv: start it, key on its stdin */
-	BOOT_MSG_LAUNCH_EXIT = 18, /* A->boot: u32 node, u32 wait status, str last stderr line */
-	BOOT_MSG_UNIVERSE = 19,    /* boot->A: str universe id, u32 n, n x (u32 node, str host,
-	                              str addr, u32 port, u32 cpus): boot is complete */
-	BOOT_MSG_HALT = 20,        /* C->A: end every job, then exit */
-	BOOT_MSG_STATUS = 21,      /* C->A: (empty) */
-	BOOT_MSG_STATUS_REPLY = 22 /* A->C: u32 node, str host, u32 pid, u32 cpus, u32 njobs,
+	BOOT_MSG_AGENT_INFO = 16,   /* A->boot: u32 node, str host, u32 pid, u32 cpus, u32 port,
+	                               str version, str slurm node name, str wipe report */
+	BOOT_MSG_LAUNCH = 17,       /* boot->A: u32 node, strv argv: start it, key on its stdin */
+	BOOT_MSG_LAUNCH_EXIT = 18,  /* A->boot: u32 node, u32 wait status, str last stderr line */
+	BOOT_MSG_UNIVERSE = 19,     /* boot->A: str universe id, u32 n, n x (u32 node, str host,
+	                               str addr, u32 port, u32 cpus): boot is complete */
+	BOOT_MSG_HALT = 20,         /* C->A: end every job, then exit */
+	BOOT_MSG_STATUS = 21,       /* C->A: (empty) */
+	BOOT_MSG_STATUS_REPLY = 22, /* A->C: u32 node, str host, u32 pid, u32 cpus, u32 njobs,
 	                              u32 nranks, i64 uptime ms, str version */
+	/* universe commands (ps, top, clean, kill): 40 and up */
+	BOOT_MSG_PS = 40,          /* C->A: (empty) */
+	BOOT_MSG_PS_REPLY = 41,    /* A->C: u32 node, str host, u32 n, n x rank record (job_ps.h) */
+	BOOT_MSG_CLEAN = 42,       /* C->A: (empty): kill every job's ranks, keep serving */
+	BOOT_MSG_CLEAN_REPLY = 43, /* A->C: u32 jobs, u32 ranks that were running */
+	BOOT_MSG_JOB_SIGNAL = 44,  /* C->A: u32 jobid, u32 signo */
+	BOOT_MSG_JOB_SIGNAL_REPLY = 45, /* A->C: u32 jobid, u32 ranks signalled (0: none here) */
 };
 
 /* What RANK_EXIT says about the rank's PMI session. */

@@ -97,3 +97,27 @@ int boot_session_write_procs(const char *dir, const char *lines, size_t len)
 		rc = -1;
 	return rc;
 }
+
+int boot_ship_cache(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/lamkit/bin", xdg);
+	else if (home && *home)
+		n = snprintf(buf, len, "%s/.cache/lamkit/bin", home);
+	else
+		return -1;
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+int boot_ship_cache_purge(void)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (boot_ship_cache(dir, sizeof dir) < 0 || lstat(dir, &st) < 0)
+		return 0;
+	return core_rm_rf(dir) < 0 ? -1 : 1;
+}

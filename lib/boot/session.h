@@ -20,4 +20,11 @@ int boot_session_write_procs(const char *dir, const char *lines, size_t len);
 /* A process's start time in clock ticks since boot (from /proc/PID/stat), or 0. */
 unsigned long long boot_proc_starttime(pid_t pid);
 
+/* The per-user cache of agent binaries boot shipped to this node (lua/boot/fetch.lua writes
+ * $XDG_CACHE_HOME, else $HOME/.cache, + /lamkit/bin/<sha256>/lamkit): 0, or -1 when neither
+ * variable is set. */
+int boot_ship_cache(char *buf, size_t len);
+/* Remove that cache (`wipe --purge`): 1 removed, 0 there was none, -1 with errno. */
+int boot_ship_cache_purge(void);
+
 #endif

@@ -14,10 +14,10 @@ struct call {
 	struct boot_ucall_res *r;
 	const struct boot_unode *n;
 	boot_link_t *l;
-	unsigned type, reply_type;
+	const struct boot_ucall_req *q;
 	int *open;
 	core_ev_t *ev;
-	int64_t t0;
+	int64_t t0, t0_us, t_sent;
 	int sent;
 };
 
@@ -35,7 +35,9 @@ static void on_ready(boot_link_t *l, void *arg)
 {
 	struct call *c = arg;
 
-	if (boot_link_send(l, c->type, NULL, 0, NULL, 0) == 0)
+	c->t_sent = core_now_ns() / 1000;
+	c->r->conn_us = c->t_sent - c->t0_us;
+	if (boot_link_send(l, c->q->type, c->q->payload, c->q->plen, NULL, 0) == 0)
 		c->sent = 1;
 }
 
@@ -43,8 +45,9 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 {
 	struct call *c = arg;
 
-	if (!c->reply_type || type != c->reply_type)
+	if (!c->q->reply_type || type != c->q->reply_type)
 		return; /* HELLO, or frames we did not ask for */
+	c->r->rtt = core_now_ns() / 1000 - c->t_sent;
 	c->r->reply = malloc(len + 1);
 	if (c->r->reply) {
 		memcpy(c->r->reply, d, len);
@@ -59,7 +62,7 @@ static void on_close(boot_link_t *l, int err, const char *why, void *arg)
 {
 	struct call *c = arg;
 
-	if (!c->reply_type && c->sent && !err) {
+	if (!c->q->reply_type && c->sent && !err) {
 		c->r->ok = 1;
 		c->r->ms = core_now_ms() - c->t0;
 	} else if (!c->r->ok) {
@@ -76,6 +79,16 @@ static void on_timeout(core_ev_t *ev, void *arg)
 int boot_ucall(const struct boot_universe *u, unsigned type, unsigned reply_type, int timeout_ms,
                struct boot_ucall_res *res)
 {
+	struct boot_ucall_req q = {
+	    .type = type, .reply_type = reply_type, .timeout_ms = timeout_ms};
+
+	return boot_ucall_ex(u, &q, res);
+}
+
+int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
+                  struct boot_ucall_res *res)
+{
+	int timeout_ms = q->timeout_ms;
 	static const struct boot_link_cbs cbs = {
 	    .on_ready = on_ready, .on_frame = on_frame, .on_close = on_close};
 	core_ev_t *ev = core_ev_create();
@@ -92,13 +105,17 @@ int boot_ucall(const struct boot_universe *u, unsigned type, unsigned reply_type
 			snprintf(res[i].why, sizeof res[i].why, "%s: out of memory", n->host);
 			continue;
 		}
+		if (q->only && !q->only[i]) {
+			res[i].skipped = 1;
+			continue;
+		}
 		*c = (struct call){.r = &res[i],
 		                   .n = n,
-		                   .type = type,
-		                   .reply_type = reply_type,
+		                   .q = q,
 		                   .open = &open,
 		                   .ev = ev,
-		                   .t0 = core_now_ms()};
+		                   .t0 = core_now_ms(),
+		                   .t0_us = core_now_ns() / 1000};
 		snprintf(peer, sizeof peer, "%s:%d", n->addr, n->port);
 		int fd = boot_tcp_connect(n->addr, n->port, err, sizeof err);
 		if (fd < 0) {

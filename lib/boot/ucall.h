@@ -12,7 +12,18 @@ struct boot_ucall_res {
 	char why[512]; /* when not ok: one line naming the node and what went wrong */
 	char *reply;   /* the reply payload (malloc'd), or NULL */
 	size_t rlen;
-	int64_t ms; /* round trip */
+	int64_t ms;      /* from the start (connect, handshake, request, reply) */
+	int64_t rtt;     /* request to reply, over the authenticated link (microseconds) */
+	int64_t conn_us; /* connecting and authenticating before the request (microseconds) */
+	int skipped;     /* not asked (boot_ucall_ex's `only`) */
+};
+
+struct boot_ucall_req {
+	unsigned type, reply_type; /* as for boot_ucall */
+	const void *payload;       /* the request's payload, or NULL */
+	size_t plen;
+	const char *only; /* u->nnodes flags: ask node i only when only[i]; NULL = every node */
+	int timeout_ms;
 };
 
 /* For every node of u: send frame `type` (empty payload) and wait for a frame of reply_type
@@ -21,6 +32,10 @@ struct boot_ucall_res {
  * number of nodes that answered. */
 int boot_ucall(const struct boot_universe *u, unsigned type, unsigned reply_type, int timeout_ms,
                struct boot_ucall_res *res);
+/* The same with a payload and a subset of the nodes; skipped nodes have ok = 0, skipped = 1.
+ * Returns the number of asked nodes that answered. */
+int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
+                  struct boot_ucall_res *res);
 void boot_ucall_free(struct boot_ucall_res *res, int n);
 
 #endif

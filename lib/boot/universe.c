@@ -295,3 +295,24 @@ int boot_universe_load(struct boot_universe *u, const char *path, char *err, siz
 	}
 	return rc;
 }
+
+int boot_universe_remove(struct boot_universe *u, int index)
+{
+	for (int i = 0; i < u->nnodes; i++) {
+		struct boot_unode *n = &u->nodes[i];
+		if (n->index != index)
+			continue;
+		free(n->host);
+		free(n->addr);
+		if (n->kv) {
+			int k = 0;
+			while (n->kv[k])
+				k++;
+			core_strv_free(n->kv, k);
+		}
+		memmove(n, n + 1, (size_t)(u->nnodes - i - 1) * sizeof *n);
+		u->nnodes--;
+		return 0;
+	}
+	return -1;
+}

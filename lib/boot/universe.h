@@ -43,6 +43,8 @@ int boot_universe_save(const struct boot_universe *u, const char *path, char *er
 void boot_universe_free(struct boot_universe *u);
 /* Append a node (copies the strings); returns it, or NULL (ENOMEM). */
 struct boot_unode *boot_universe_add(struct boot_universe *u, const struct boot_unode *n);
+/* Remove the node with this index (frees its strings); 0, or -1 when there is none. */
+int boot_universe_remove(struct boot_universe *u, int index);
 /* The node with this index, or NULL. */
 struct boot_unode *boot_universe_node(const struct boot_universe *u, int index);
 

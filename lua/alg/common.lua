@@ -42,7 +42,7 @@ function Tracker:finish(i, ev)
     self.nup = self.nup + 1
     self.up[#self.up + 1] = i
     ctx:log("info", string.format("%s up (%.2f s, started by %s)", self:host(i), dt,
-      self:via_name(i)))
+      ev.started_by or self:via_name(i)))
   else
     self.state[i] = "failed"
     local rec = { index = i, host = self:host(i), stage = ev.stage or "launch",

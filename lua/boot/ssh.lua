@@ -103,11 +103,12 @@ local function variant(client, priority, is_ssh)
   end
 
   -- ssh exits 255 when it cannot reach or log in to the host; 126/127 come from the remote
-  -- shell when the program cannot run.
+  -- shell when the program cannot run, 97 from lua/boot/fetch.lua's script when no lamkit of
+  -- this build is there.
   function M.classify(ev)
     if ev.ok then return true, true end
     if is_ssh and ev.exit == 255 then return false, false end
-    if ev.exit == 126 or ev.exit == 127 then return true, false end
+    if ev.exit == 126 or ev.exit == 127 or ev.exit == 97 then return true, false end
     if ev.stage == "connect" or ev.stage == "auth" then return true, true end
     return nil, nil
   end

@@ -4,7 +4,8 @@
 . "$(dirname "$0")/../lib/common.sh"
 
 out=$("$LAMKIT" help); ok $? "lamkit help exits 0"
-for c in boot grow recon wipe halt nodes mpiexec mpicc version help lua lua-dump; do
+for c in boot grow recon wipe halt nodes shrink clean ps top ping exec kill mpiexec mpicc version \
+	help lua lua-dump; do
 	like "$out" "^  $c " "help lists $c"
 done
 unlike "$out" "^  agent " "help hides the internal agent command"
@@ -12,6 +13,7 @@ unlike "$out" "^  agent " "help hides the internal agent command"
 "$LAMKIT" >/dev/null 2>&1; is $? 100 "no command: usage exit 100"
 
 for pair in lamboot:boot lamgrow:grow recon:recon wipe:wipe lamhalt:halt lamnodes:nodes \
+	lamshrink:shrink lamclean:clean mpitask:ps tping:ping lamexec:exec \
 	mpiexec:mpiexec mpirun:mpiexec mpicc:mpicc; do
 	link=${pair%%:*} cmd=${pair#*:}
 	ln -s "$LAMKIT" "$T/$link"
@@ -21,6 +23,15 @@ for pair in lamboot:boot lamgrow:grow recon:recon wipe:wipe lamhalt:halt lamnode
 	h2=$("$LAMKIT" "$cmd" --help 2>&1)
 	is "$h2" "$h" "lamkit $cmd --help matches $link --help"
 done
+
+out=$("$LAMKIT" help schema); rc=$?
+is "$rc" 0 "help schema"
+like "$out" "^## 3\. Boot schemas" "help schema prints the schema section of the docs"
+like "$("$LAMKIT" help ship)" "exits \*\*97\*\*" "help ship: finding and shipping the agent"
+like "$("$LAMKIT" help rte)" "--rte-prolog" "help rte: the RTE configuration"
+like "$("$LAMKIT" help version)" "--build" "help version"
+like "$("$LAMKIT" help help)" "TOPIC" "help help"
+err=$("$LAMKIT" help nosuch 2>&1); is $? 100 "help of an unknown topic: usage exit"
 
 err=$("$LAMKIT" mpiexce -n 2 true 2>&1); rc=$?
 is "$rc" 100 "typo exits 100"

@@ -16,6 +16,7 @@ like "$out" "^3	[0-9.]+	true	number$" "embedded module and lamkit primitives wor
 
 out=$("$LAMKIT" lua-dump "$T/d"); ok $? "lua-dump exits 0"
 ok "$([ -f "$T/d/lua/lamkit/util.lua" ]; echo $?)" "lua-dump wrote lamkit/util.lua"
+grep -q '^function M.agent(node, u)' "$T/d/lua/rte.lua"; ok $? "lua-dump wrote the RTE config rte.lua"
 cmp -s "$T/d/lua/lamkit/util.lua" "$LAMKIT_TOP/lua/lamkit/util.lua"; ok $? "dumped script is the shipped one"
 echo "-- edited" >>"$T/d/lua/lamkit/util.lua"
 "$LAMKIT" lua-dump "$T/d" >/dev/null

@@ -9,9 +9,20 @@ mkdir "$T/u" && tar -C "$T/u" -xzf "$tb"; ok $? "tarball unpacks"
 d=$(echo "$T"/u/lamkit-*)
 out=$(env -i "$d/bin/lamboot" --help); ok $? "bin/lamboot --help runs"
 like "$out" "lamkit boot" "and is the boot command"
-for l in lamgrow recon wipe lamhalt lamnodes mpiexec mpirun mpicc atollrun; do
+for l in lamgrow recon wipe lamhalt lamnodes lamshrink lamclean mpitask tping lamexec mpiexec mpirun \
+	mpicc atollrun; do
 	[ "$(readlink "$d/bin/$l")" = lamkit ]; ok $? "bin/$l links to lamkit"
 done
+out=$(MANWIDTH=100 man -M "$d/share/man" -P cat lamkit-boot 2>&1)
+like "$out" "lamkit-boot - start one agent per node of a boot schema" "man lamkit-boot from the tarball"
+like "$out" "--ship" "it is the boot command's help"
+like "$(MANWIDTH=100 man -M "$d/share/man" -P cat lamboot 2>&1)" "LAMKIT-BOOT" "man lamboot is the same page"
+like "$(MANWIDTH=100 man -M "$d/share/man" -P cat 5 lamkit-schema 2>&1)" "ship = \"auto\"" \
+	"man 5 lamkit-schema: the schema format"
+like "$(MANWIDTH=100 man -M "$d/share/man" -P cat lamkit 2>&1)" "shrink +take one node out" \
+	"man lamkit lists the commands"
+ok "$([ -f "$d/share/bash-completion/completions/lamkit" ] &&
+	[ -f "$d/share/zsh/site-functions/_lamkit" ]; echo $?)" "bash and zsh completion shipped"
 ok "$([ -s "$d/share/licenses/LICENSE.lua" ] && grep -q 'Lua.org, PUC-Rio' "$d/share/licenses/LICENSE.lua"; echo $?)" "Lua licence included"
 ok "$([ -s "$d/share/licenses/LICENSE.libsodium" ]; echo $?)" "libsodium licence included"
 cd "$T" && printf '#include <mpi.h>\n#include <stdio.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v); MPI_Comm_rank(MPI_COMM_WORLD, &r); printf("r%%d\\n", r); MPI_Finalize(); return 0; }\n' >m.c

@@ -42,7 +42,17 @@ function M:schedule(i)
   table.insert(self.queue, { at = at, ev = ev })
 end
 
-function M:start(i, via, argv)
+-- opts = {again = true, ship = PATH}: a node that failed started once more from the origin
+-- with a binary on its stdin (lua/boot/fetch.lua); that clears a fail[i] marked `shippable`.
+function M:start(i, via, argv, opts)
+  if opts and opts.again then
+    if via ~= nil or self.outstanding[i] or not self.started[i] then
+      self:violate("node " .. i .. " started again while not failed, or via an agent")
+    end
+    self.started[i] = nil
+    self.reships = (self.reships or 0) + 1
+    if self.fail[i] and self.fail[i].shippable and opts.ship then self.fail[i] = nil end
+  end
   if self.started[i] then self:violate("node " .. i .. " started twice") end
   if via ~= nil and not self.up[via] then
     self:violate("node " .. i .. " started via " .. tostring(via) .. " which is not up")

@@ -60,6 +60,44 @@ t.is(h, 4, "windowed 16, 64 nodes: 4 hops")
 _, _, h = run("tree", 256, { fanout = 4 })
 t.is(h, 4, "tree 256 nodes: 4 hops")
 
+-- thread: every launcher keeps k launches in flight, so d hops reach (k+1)^d - 1 nodes
+local function thread_depth(n, k)
+  local d = 0
+  while (k + 1) ^ d - 1 < n do d = d + 1 end
+  return d
+end
+for _, n in ipairs({ 1, 5, 16, 64, 100, 256 }) do
+  local res, ctx, h = run("thread", n)
+  t.is({ #res.up, #res.failed }, { n, 0 }, "thread " .. n .. ": every node up")
+  t.is(h, thread_depth(n, 4), "thread " .. n .. ": " .. thread_depth(n, 4) .. " hops")
+  t.is(ctx.violations, {}, "thread " .. n .. ": ctx contract kept (via is always up)")
+  local inflight, most = {}, 0
+  for _, s in ipairs(ctx.starts) do
+    local l = s.via or 0
+    inflight[l] = (inflight[l] or 0) + 1
+    most = math.max(most, inflight[l])
+  end
+  t.ok(ctx.max_out_origin <= 4, "thread " .. n .. ": the origin has at most 4 in flight")
+end
+_, _, h = run("tree", 100)
+local _, _, h2 = run("thread", 100)
+t.is({ h, h2 }, { 4, 3 }, "100 nodes: tree needs 4 hops, thread 3")
+-- a straggler: node 1 takes 2 s. tree waits for it before its subtree starts; thread does not
+do
+  local slow = { latency_of = { [1] = 2.0 } }
+  local rt = run("tree", 64, {}, slow)
+  local rth = run("thread", 64, {}, slow)
+  t.ok(rt.elapsed >= 2.2 - 1e-6, string.format("straggler: tree %.1f s (its subtree waits)",
+    rt.elapsed))
+  t.ok(rth.elapsed <= 2.0 + 1e-6, "thread: the straggler is the only wait")
+end
+-- a failed node in thread: nobody else is lost
+do
+  local res, ctx = run("thread", 30, {}, { fail = { [2] = { stage = "auth", err = "bad key" } } })
+  t.is({ #res.up, #res.failed }, { 29, 1 }, "thread 30, node 2 fails: 29 up")
+  t.is(ctx.violations, {}, "thread: no start via the failed node")
+end
+
 -- a failed middle tree node: its children are started by whoever started it
 do
   local res, ctx = run("tree", 16, {}, { fail = { [2] = { stage = "auth", err = "bad key" } } })

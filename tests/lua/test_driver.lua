@@ -39,8 +39,12 @@ p = w("ssh.lua", 'ssh = { port = 2200 }\nnode "n1" { user = "al" }\nnode "n2" { 
 ctx = mock.new()
 res = boot.run(ctx, p, opts)
 t.is({ res.module, res.algorithm, #res.up }, { "ssh", "windowed", 3 }, "ssh chosen, windowed default")
-t.is(ctx.starts[1].argv, { "ssh", "-o", "BatchMode=yes", "-o", "KexAlgorithms=^curve25519-sha256", "-T", "-p", "2200", "-l", "al", "n1",
-  "lamkit", "agent", "--boot", "10.0.0.1:4711", "--node", "0" }, "ssh argv reaches ctx:start")
+local a1 = ctx.starts[1].argv
+t.is({ table.unpack(a1, 1, 12) }, { "ssh", "-o", "BatchMode=yes", "-o",
+  "KexAlgorithms=^curve25519-sha256", "-T", "-p", "2200", "-l", "al", "n1", "sh" },
+  "ssh argv reaches ctx:start: the find-or-ship script")
+t.is({ table.unpack(a1, 16, #a1) }, { "auto", "/usr/local/bin/lamkit", "''", "-", "0", "agent",
+  "--boot", "10.0.0.1:4711", "--node", "0" }, "script words: mode, origin path, agent argv")
 t.is(ctx.starts[2].argv[10], "/opt/lk/bin/lamkit", "prefix -> <prefix>/bin/lamkit")
 t.is(ctx.starts[3].argv[10], "/x/lamkit", "program wins")
 for _, s in ipairs(ctx.starts) do
@@ -48,6 +52,82 @@ for _, s in ipairs(ctx.starts) do
     if word:find("key", 1, true) then t.ok(false, "no key in argv") end
   end
 end
+
+-- shipping: a node that answers exit 97 is started once more from the origin with the binary;
+-- in a tree its parent becomes the origin. ship = "never" and recon do not ship.
+local sopts = { self = "/o/lamkit", build = "lamkit 9 git x musl", self_sha256 = ("ab"):rep(32),
+  self_size = 1234 }
+p = w("ship.lua", 'algorithm = "tree"; fanout = 1\nfor i = 1, 3 do node("s" .. i) {} end\n')
+ctx = mock.new({ fail = { [2] = { stage = "launch", err = "exit 97", exit = 97, shippable = true } } })
+res = boot.run(ctx, p, sopts)
+t.is({ #res.up, #res.failed, ctx.reships }, { 3, 0, 1 }, "tree: s2 needed a copy and got one")
+t.is({ ctx.starts[2].via, ctx.starts[3].via, ctx.starts[4].via }, { 1, nil, 2 },
+  "s2 first via s1, then from the origin; s3 via s2")
+t.is(res.parent[2], 0, "s2's parent is the origin")
+local r = ctx.starts[3].argv
+t.is({ r[#r - 9], r[#r - 5], r[#r - 4] }, { "recv", "1234", "agent" }, "recv argv with the size")
+t.ok(table.concat(ctx.logs, "\n"):find("s2: no lamkit of this build there; shipping ababababab") ~=
+  nil, "the shipping is logged")
+t.ok(table.concat(ctx.logs, "\n"):find("s2 up %([0-9.]+ s, started by origin%)") ~= nil,
+  "and s2 is started by the origin")
+ctx = mock.new({ fail = { [2] = { stage = "launch", err = "exit 97", exit = 97, shippable = true } } })
+res = boot.run(ctx, p, { self = sopts.self, build = sopts.build, self_sha256 = sopts.self_sha256,
+  self_size = 1234, ship = "never" })
+t.is({ #res.up, #res.failed, ctx.reships }, { 2, 1, nil }, "ship = never: no second start")
+t.is(ctx.starts[1].argv[#ctx.starts[1].argv - 9], "never", "the script gets mode never")
+ctx = mock.new({ fail = { [2] = { stage = "launch", err = "exit 97", exit = 97, shippable = true } } })
+res = boot.recon(ctx, p, sopts)
+t.is({ res.rows[2].ok, res.rows[2].reachable, res.rows[2].runs, ctx.reships },
+  { false, true, false, nil }, "recon: no shipping, the node does not run lamkit")
+t.ok(res.rows[2].err:find("find: no lamkit of this build on s2 %(boot would ship one") ~= nil,
+  "recon says boot would ship", res.rows[2].err)
+t.raises(function() boot.run(mock.new(), w("badship.lua", 'ship = "sometimes"\nnode "x" {}\n'),
+  sopts) end, tmp .. '/badship.lua:1: ship must be "auto", "always" or "never", not \'sometimes\'',
+  "bad ship setting")
+
+-- the RTE: the schema's own file gives per-node agent words; recon gets none; errors start nothing
+w("rte1.lua", 'return { agent = function(node, u) return { env = { A = node.host .. u.size },\n' ..
+  'passenv = { "HOME" }, limits = { nofile = 99, core = "unlimited" }, wdir = "/w",\n' ..
+  'prolog = "p " .. node.index, epilog = "e" } end }\n')
+local rp = w("rtes.lua", 'boot = "local"; rte = "rte1.lua"\nnode "x1" {}\nnode "x2" {}\n')
+ctx = mock.new()
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false, HOME = "/h" })
+res = boot.run(ctx, rp, opts)
+t.is({ table.unpack(ctx.starts[2].argv, 7) }, { "--rte-env", "A=x22", "--rte-env", "HOME=/h",
+  "--rte-limit", "core=unlimited", "--rte-limit", "nofile=99", "--rte-wdir", "/w",
+  "--rte-prolog", "p 2", "--rte-epilog", "e" }, "rte words for node 2 after ctx:agent_args")
+ctx = mock.new()
+res = boot.recon(ctx, rp, opts)
+t.is(#ctx.starts[1].argv, 6, "recon: no RTE words")
+ctx = mock.new()
+res = boot.wipe(ctx, rp, opts)
+t.is({ table.unpack(ctx.starts[1].argv, 7) }, { "--rte-epilog", "e" }, "wipe: the epilog only")
+w("rte2.lua", 'return { agent = function(node) return { limits = { nofiles = 1 } } end }\n')
+rp = w("rtes2.lua", 'boot = "local"; rte = "rte2.lua"\nnode "x1" {}\n')
+ctx = mock.new()
+t.raises(function() boot.run(ctx, rp, opts) end, tmp .. "/rte2.lua: node x1: limits: unknown " ..
+  "limit 'nofiles' (known: core, nofile, stack, memlock, nproc, as, fsize, cpu, data)", "bad limit")
+t.is(#ctx.starts, 0, "nothing started after an RTE error")
+rp = w("rtes3.lua", 'boot = "local"; rte = "nosuch.lua"\nnode "x1" {}\n')
+t.like(t.err(function() boot.run(mock.new(), rp, opts) end), "^" .. tmp:gsub("%p", "%%%0") ..
+  "/rtes3.lua:1: rte: cannot open .*nosuch.lua", "a missing RTE file: schema line and path")
+t.env(base_env)
+
+-- LAMKIT_BOOT_<MODULE>_PRIORITY: rsh (10) over ssh (40) when raised; a bad value is one line
+t.write(tmp .. "/bin/rsh", "")
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
+  LAMKIT_BOOT_RSH_PRIORITY = "50" })
+res = boot.run(mock.new(), p, opts)
+t.is(res.module, "rsh", "LAMKIT_BOOT_RSH_PRIORITY=50 beats ssh's 40")
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
+  LAMKIT_BOOT_RSH_PRIORITY = "high" })
+t.raises(function() boot.run(mock.new(), p, opts) end,
+  "LAMKIT_BOOT_RSH_PRIORITY: must be an integer priority, not 'high'", "a bad priority")
+t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = false,
+  LAMKIT_BOOT_RSH_PRIORITY = false, LAMKIT_BOOT_SSH_PRIORITY = "0" })
+res = boot.run(mock.new(), p, opts)
+t.is(res.module, "rsh", "LAMKIT_BOOT_SSH_PRIORITY=0: ssh only when forced, rsh wins")
+t.env(base_env)
 
 -- forcing: opts.boot > LAMKIT_BOOT > schema boot=
 t.env({ PATH = tmp .. "/bin", SLURM_JOB_ID = false, LAMKIT_BOOT = "local" })

@@ -89,7 +89,7 @@ bad("cpus.lua", 'node "a" { cpu = "many" }\n',
 bad("cpud.lua", 'defaults = { cpu = -1 }\n', "1: defaults: cpu must be a positive integer, not -1",
   "cpu in defaults")
 bad("alg.lua", 'boot = "ssh"\nalgorithm = "spiral"\n',
-  "2: unknown algorithm 'spiral' (known: linear, windowed, tree, oneshot)", "unknown algorithm")
+  "2: unknown algorithm 'spiral' (known: linear, windowed, tree, thread, oneshot)", "unknown algorithm")
 bad("fan.lua", 'fanout = 0\n', "1: fanout must be a positive integer, not 0", "fanout 0")
 bad("fan2.lua", 'fanout = "x"\n', "1: fanout must be a positive integer, not 'x'", "fanout string")
 bad("win.lua", '\n\nwindow = 1.5\n', "3: window must be a positive integer, not 1.5", "window 1.5")
@@ -98,10 +98,10 @@ bad("to.lua", 'timeout = 0\n', "1: timeout must be a positive number of seconds,
 bad("boot.lua", 'boot = 3\n', "1: boot must be a module name string, not 3", "boot type")
 bad("typo.lua", 'algoritm = "tree"\n',
   "1: unknown setting 'algoritm' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
+  "ship, promiscuous, rte, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
 bad("typo2.lua", 'sssh = { port = 1 }\n',
   "1: unknown setting 'sssh' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
+  "ship, promiscuous, rte, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
 bad("builtin.lua", 'node = 1\n', "1: cannot assign to built-in 'node'", "assign to a built-in")
 bad("host.lua", 'node "bad host" { }\n', "1: 'bad host' is not a valid host name", "bad host")
 bad("host2.lua", 'node "-oProxyCommand=x"\n', "1: '-oProxyCommand=x' is not a valid host name",
