@@ -419,6 +419,46 @@ LK_MPI_FN(Scan,
           (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm))
 LK_MPI_FN(Exscan,
           (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm))
+/* MPI-3 nonblocking collectives (intracommunicators). */
+LK_MPI_FN(Ibarrier, (MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ibcast,
+          (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Igather, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                    MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Igatherv,
+          (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+           const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iscatter, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iscatterv,
+          (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+           void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iallgather, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iallgatherv,
+          (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+           const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ialltoall, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ialltoallv, (const void *sbuf, const int scounts[], const int sdispls[],
+                       MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
+                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ialltoallw,
+          (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+           void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+           MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ireduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iallreduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ireduce_scatter, (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                            MPI_Op op, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ireduce_scatter_block, (const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iexscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *req))
 LK_MPI_FN(Op_create, (MPI_User_function * fn, int commute, MPI_Op *op))
 LK_MPI_FN(Op_free, (MPI_Op * op))
 LK_MPI_FN(Op_commutative, (MPI_Op op, int *commute))
