@@ -316,6 +316,51 @@ int mpii_nbc_check(MPI_Comm comm, MPI_Request *req, struct mpii_comm **cp);
 /* The MPI code (with its one-line reason) for an MPI_I* collective on an intercommunicator. */
 int mpii_nbc_inter(const char *fn);
 
+/* ---- one-sided communication (mpi_win.c, mpi_rma.c) ----
+ * Every rank of a window shares one node. A control segment (POSIX shm) holds one lock line
+ * per rank; window memory from MPI_Win_allocate(_shared) lives in the same segment, mapped by
+ * every rank, so origins read and write it directly; memory given to MPI_Win_create is reached
+ * with process_vm_readv/writev. Either way the target takes no part (passive progress). */
+struct mpii_wlock {
+	int rw;  /* MPI_Win_lock: 0 free, > 0 shared holders, -1 exclusive */
+	int acc; /* accumulate mutex: accumulates to this rank are atomic per element and op */
+	char pad[56];
+};
+
+struct mpii_wpeer {
+	char *ptr;     /* window of this rank in our address space, or NULL (use addr) */
+	uint64_t addr; /* its base address in its own process */
+	MPI_Aint size;
+	int disp_unit;
+	int pid;
+};
+
+struct mpii_win {
+	int handle;
+	int flavor;
+	struct mpii_comm *comm; /* a private duplicate: fence and PSCW messages */
+	void *base;
+	MPI_Aint size;
+	int disp_unit;
+	struct mpii_wpeer *p;  /* per rank of comm */
+	struct mpii_wlock *lk; /* per rank, in the control segment */
+	void *seg;             /* the mapping */
+	size_t seg_len;
+	int *locked; /* lock type this rank holds on each target (0 none) */
+	int lock_all;
+	int *start; /* PSCW access epoch: targets (comm ranks) */
+	int nstart;
+	struct lk_request **post; /* exposure epoch: receives of the origins' completions */
+	int npost;
+	int fence_open;
+	char name[MPI_MAX_OBJECT_NAME];
+};
+/* Window for handle, or NULL. */
+struct mpii_win *mpii_win(MPI_Win h);
+/* Acquire / release a spin word of the control segment (progress while waiting). */
+void mpii_wlock_acquire(int *word, int excl);
+void mpii_wlock_release(int *word, int excl);
+
 /* ---- intercommunicators (mpi_inter.c) ---- */
 /* The union intracommunicator of ic (both groups, the one holding the lower job rank at its
  * rank 0 first), built on first use and kept until ic is destroyed. NULL on ENOMEM. */

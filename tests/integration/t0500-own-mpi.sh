@@ -10,7 +10,7 @@ D=$LAMKIT_TOP/out/mpi-lamkit
 lkmpi_before=$(ls /dev/shm | grep -c '^lkmpi-')
 
 for n in 1 2 3 4; do
-	for p in lk_p2p lk_dtype lk_coll lk_comm lk_inter lk_cancel lk_topo lk_misc lk_ext lk_nbc; do
+	for p in lk_p2p lk_dtype lk_coll lk_comm lk_inter lk_cancel lk_topo lk_misc lk_ext lk_nbc lk_rma; do
 		case $n:$p in 1:lk_p2p | 1:lk_dtype | 1:lk_inter | 1:lk_cancel) continue ;; esac # need a peer
 		out=$(LKX_TIMEOUT=120 lkx -n $n "$D/$p" 2>&1); rc=$?
 		is "$rc" 0 "$p -n $n exits 0"
