@@ -50,6 +50,8 @@ void mpii_sched_free(struct mpii_sched *s)
 	for (int i = 0; i < s->n; i++) {
 		mpii_dt_release(s->st[i].d);
 		mpii_dt_release(s->st[i].d2);
+		if (s->st[i].kind == S_REDUCE)
+			mpii_op_release(s->st[i].op);
 	}
 	for (int i = 0; i < s->ntmp; i++)
 		mpii_tmpbuf_free(s->tmp[i]);
@@ -125,6 +127,7 @@ void mpii_sched_reduce(struct mpii_sched *s, const void *in, void *inout, int co
 	p->d = d;
 	p->op = op;
 	hold(d);
+	mpii_op_hold(op);
 }
 
 void mpii_sched_copy(struct mpii_sched *s, const void *src, int scount, struct mpii_dtype *sd,

@@ -228,6 +228,9 @@ void mpii_on_sent(void *arg, void *cookie);
 /* Apply op: inout[i] = in[i] op inout[i] over count elements of d. MPI code. */
 int mpii_reduce_local(const void *in, void *inout, int count, struct mpii_dtype *d, MPI_Op op);
 int mpii_op_valid(MPI_Op op);
+/* A pending operation keeps a user op alive past MPI_Op_free; release drops that hold. */
+void mpii_op_hold(MPI_Op op);
+void mpii_op_release(MPI_Op op);
 int mpii_op_commutative(MPI_Op op);
 void mpii_op_fini(void);
 

@@ -229,7 +229,9 @@ static void test_noncommutative(void)
 	memset(y, 0, sizeof(y));
 	MPI_Iallreduce(x, y, 1, quad, mm, MPI_COMM_WORLD, &q[0]);
 	MPI_Ireduce(x, z, 1, quad, mm, lk_size - 1, MPI_COMM_WORLD, &q[1]);
-	MPI_Type_free(&quad); /* the operations keep the type alive */
+	MPI_Type_free(&quad); /* the operations keep the type and the op alive */
+	MPI_Op_free(&mm);
+	MPI_Op_create(matmul, 0, &mm);
 	MPI_Waitall(2, q, sts);
 	LK_CHECK(!memcmp(y, want, sizeof(y)), "noncommutative iallreduce");
 	LK_CHECK(lk_rank != lk_size - 1 || !memcmp(z, want, sizeof(z)),
