@@ -163,6 +163,32 @@ static int pack_origin(const struct args *a, struct mpii_dtype *od, size_t bytes
 	return MPI_SUCCESS;
 }
 
+/* tbytes = obytes op tbytes, both packed along the target type. Packed pair types (e.g.
+ * MPI_LONG_DOUBLE_INT, size 20, extent 32) are not laid out as the op reads them: those are
+ * combined in the target type's own layout. MPI code. */
+static int combine(const struct tgt *t, struct mpii_dtype *ed, MPI_Op op, const char *obytes,
+                   char *tbytes)
+{
+	char *x, *y;
+	void *mx, *my;
+	int rc;
+
+	if (ed->size == (size_t)ed->extent)
+		return mpii_reduce_local(obytes, tbytes, (int)(t->bytes / ed->size), ed, op);
+	mx = mpii_tmpbuf(t->d, t->count, &x);
+	my = mpii_tmpbuf(t->d, t->count, &y);
+	rc = mx && my ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS) {
+		mpii_unpack(t->d, t->count, x, 0, obytes, t->bytes);
+		mpii_unpack(t->d, t->count, y, 0, tbytes, t->bytes);
+		rc = mpii_reduce_local(x, y, t->count, t->d, op);
+		mpii_pack(t->d, t->count, y, 0, tbytes, t->bytes);
+	}
+	mpii_tmpbuf_free(mx);
+	mpii_tmpbuf_free(my);
+	return rc;
+}
+
 /* Read-modify-write under the target's accumulate mutex. */
 static int accumulate(const struct args *a, const struct tgt *t, struct mpii_dtype *od,
                       char *obytes, char *tbytes)
@@ -189,7 +215,7 @@ static int accumulate(const struct args *a, const struct tgt *t, struct mpii_dty
 	if (rc == MPI_SUCCESS && a->op == MPI_REPLACE)
 		rc = tgt_io(t, obytes, 1);
 	else if (rc == MPI_SUCCESS && a->op != MPI_NO_OP) {
-		rc = mpii_reduce_local(obytes, tbytes, (int)(t->bytes / ed->size), ed, a->op);
+		rc = combine(t, ed, a->op, obytes, tbytes);
 		if (rc == MPI_SUCCESS)
 			rc = tgt_io(t, tbytes, 1);
 	}

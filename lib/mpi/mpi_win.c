@@ -149,7 +149,7 @@ static int layout(struct mpii_win *w, const struct winfo *info)
 		p->pid = info[i].pid;
 		p->addr = (uint64_t)info[i].addr;
 		if (w->flavor != MPI_WIN_FLAVOR_CREATE)
-			p->ptr = (char *)w->seg + ctl + at[i];
+			p->ptr = p->size ? (char *)w->seg + ctl + at[i] : NULL; /* as MPICH: none */
 		else if (i == w->comm->rank)
 			p->ptr = w->base;
 	}

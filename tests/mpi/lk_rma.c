@@ -208,6 +208,42 @@ static void test_passive(MPI_Win win, volatile int *mem)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MAXLOC on a pair type, whose packed form (12 bytes) differs from its layout (16). */
+static void test_pair(MPI_Win win, int *mem)
+{
+	struct {
+		double v;
+		int k;
+	} *t = (void *)(mem + 8), mine[2];
+
+	if (lk_rank == 0)
+		for (int i = 0; i < 2; i++)
+			t[i].v = -1, t[i].k = -1;
+	for (int i = 0; i < 2; i++) {
+		mine[i].v = (lk_rank * 7 + i * 3) % 5;
+		mine[i].k = lk_rank;
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+	MPI_Accumulate(mine, 2, MPI_DOUBLE_INT, 0, 8, 2, MPI_DOUBLE_INT, MPI_MAXLOC, win);
+	MPI_Win_unlock(0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (lk_rank == 0) {
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		for (int i = 0; i < 2; i++) {
+			double best = -1;
+			int who = -1;
+			for (int p = 0; p < lk_size; p++)
+				if ((p * 7 + i * 3) % 5 > best)
+					best = (p * 7 + i * 3) % 5, who = p;
+			LK_CHECK(t[i].v == best && t[i].k == who, "maxloc accumulate [%d]: %g,%d",
+			         i, t[i].v, t[i].k);
+		}
+		MPI_Win_unlock(0, win);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void run_all(MPI_Win win, int *mem, const char *what)
 {
 	(void)what;
@@ -216,6 +252,7 @@ static void run_all(MPI_Win win, int *mem, const char *what)
 	test_pscw(win, mem);
 	test_atomics(win, mem);
 	test_exclusive(win, mem);
+	test_pair(win, mem);
 	test_passive(win, mem);
 }
 
