@@ -189,6 +189,31 @@ static int combine(const struct tgt *t, struct mpii_dtype *ed, MPI_Op op, const 
 	return rc;
 }
 
+/* MPI_Accumulate between contiguous buffers into mapped memory, with an op that reads dense
+ * elements: combined in place, no copies. 1 if done (rc set), 0 if not applicable. */
+static int acc_in_place(const struct args *a, const struct tgt *t, const struct mpii_dtype *od,
+                        struct mpii_dtype *ed, int *rc)
+{
+	int *mtx = &t->w->lk[t->rank].acc;
+	char *tp;
+
+	if (a->kind != OP_ACC || !t->base || !t->d->contig || !od->contig ||
+	    ed->size != (size_t)ed->extent || od->size * (size_t)a->ocount != t->bytes ||
+	    a->op == MPI_NO_OP)
+		return 0;
+	tp = t->base + t->d->true_lb;
+	mpii_wlock_acquire(mtx, 1);
+	if (a->op == MPI_REPLACE) {
+		memcpy(tp, mpii_at(a->obuf, od->true_lb), t->bytes);
+		*rc = MPI_SUCCESS;
+	} else {
+		*rc = mpii_reduce_local(mpii_at(a->obuf, od->true_lb), tp,
+		                        (int)(t->bytes / ed->size), ed, a->op);
+	}
+	mpii_wlock_release(mtx, 1);
+	return 1;
+}
+
 /* Read-modify-write under the target's accumulate mutex. */
 static int accumulate(const struct args *a, const struct tgt *t, struct mpii_dtype *od,
                       char *obytes, char *tbytes)
@@ -198,6 +223,8 @@ static int accumulate(const struct args *a, const struct tgt *t, struct mpii_dty
 
 	if (!ed || !ed->size)
 		return MPI_ERR_TYPE;
+	if (acc_in_place(a, t, od, ed, &rc))
+		return rc;
 	if (a->kind != OP_GACC || a->op != MPI_NO_OP)
 		rc = pack_origin(a, od, t->bytes, obytes);
 	if (rc != MPI_SUCCESS)
@@ -247,6 +274,7 @@ static int rma(const struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_
 	struct mpii_dtype *od;
 	struct tgt t = {0};
 	char stack[256], *buf = stack;
+	void *mem = NULL;
 	int rc;
 
 	if (!w)
@@ -273,7 +301,9 @@ static int rma(const struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_
 			memcpy(mpii_at(a->obuf, od->true_lb), tp, t.bytes);
 		return MPI_SUCCESS;
 	}
-	if (t.bytes * 2 > sizeof(stack) && !(buf = malloc(t.bytes * 2)))
+	/* scratch from the collectives' cache: large operations would fault in fresh pages */
+	if (t.bytes * 2 > sizeof(stack) &&
+	    !(mem = mpii_tmpbuf(mpii_dt(MPI_BYTE), (int)(t.bytes * 2), &buf)))
 		return mpii_err(w->comm, MPI_ERR_NO_MEM, fn);
 	switch (a->kind) {
 	case OP_PUT:
@@ -293,8 +323,7 @@ static int rma(const struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_
 	default:
 		rc = accumulate(a, &t, od, buf, buf + t.bytes);
 	}
-	if (buf != stack)
-		free(buf);
+	mpii_tmpbuf_free(mem);
 	return mpii_err(w->comm, rc, fn);
 }
 
