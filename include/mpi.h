@@ -25,6 +25,7 @@ typedef long long MPI_Offset;
 typedef long long MPI_Count;
 typedef int MPI_Fint;
 typedef struct lk_request *MPI_Request;
+typedef int MPI_Win;
 
 typedef struct MPI_Status {
 	int MPI_SOURCE;
@@ -45,6 +46,7 @@ typedef struct MPI_Status {
 #define MPI_INFO_NULL        0
 #define MPI_INFO_ENV         1
 #define MPI_REQUEST_NULL     ((MPI_Request)0)
+#define MPI_WIN_NULL         ((MPI_Win)0)
 
 /* Predefined datatypes. */
 #define MPI_DATATYPE_NULL          0
@@ -180,6 +182,10 @@ typedef struct MPI_Status {
 #define MPI_ERR_FILE                  38
 #define MPI_ERR_NOT_SAME              39
 #define MPI_ERR_UNSUPPORTED_OPERATION 40
+#define MPI_ERR_RMA_RANGE             41
+#define MPI_ERR_RMA_ATTACH            42
+#define MPI_ERR_RMA_SHARED            43
+#define MPI_ERR_RMA_FLAVOR            44
 #define MPI_ERR_LASTCODE              63
 
 /* Miscellaneous constants. */
@@ -196,6 +202,11 @@ typedef struct MPI_Status {
 #define MPI_UNIVERSE_SIZE              5
 #define MPI_APPNUM                     6
 #define MPI_LASTUSEDCODE               7
+#define MPI_WIN_BASE                   8
+#define MPI_WIN_SIZE                   9
+#define MPI_WIN_DISP_UNIT              10
+#define MPI_WIN_CREATE_FLAVOR          11
+#define MPI_WIN_MODEL                  12
 #define MPI_IDENT                      0
 #define MPI_CONGRUENT                  1
 #define MPI_SIMILAR                    2
@@ -223,6 +234,21 @@ typedef struct MPI_Status {
 #define MPI_UNWEIGHTED                 ((int *)1)
 #define MPI_WEIGHTS_EMPTY              ((int *)2)
 #define MPI_ARGV_NULL                  ((char **)0)
+
+/* One-sided communication. */
+#define MPI_LOCK_EXCLUSIVE      234
+#define MPI_LOCK_SHARED         235
+#define MPI_MODE_NOCHECK        1024
+#define MPI_MODE_NOSTORE        2048
+#define MPI_MODE_NOPUT          4096
+#define MPI_MODE_NOPRECEDE      8192
+#define MPI_MODE_NOSUCCEED      16384
+#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC  3
+#define MPI_WIN_FLAVOR_SHARED   4
+#define MPI_WIN_SEPARATE        1
+#define MPI_WIN_UNIFIED         2
 
 /* Datatype combiners (MPI_Type_get_envelope). */
 #define MPI_COMBINER_NAMED            1
@@ -419,6 +445,100 @@ LK_MPI_FN(Scan,
           (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm))
 LK_MPI_FN(Exscan,
           (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm))
+/* MPI-3 nonblocking collectives (intracommunicators). */
+LK_MPI_FN(Ibarrier, (MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ibcast,
+          (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Igather, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                    MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Igatherv,
+          (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+           const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iscatter, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iscatterv,
+          (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+           void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iallgather, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iallgatherv,
+          (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+           const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ialltoall, (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                      MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ialltoallv, (const void *sbuf, const int scounts[], const int sdispls[],
+                       MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
+                       MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ialltoallw,
+          (const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+           void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[],
+           MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ireduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iallreduce, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ireduce_scatter, (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                            MPI_Op op, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Ireduce_scatter_block, (const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm, MPI_Request *req))
+LK_MPI_FN(Iexscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *req))
+/* One-sided communication (windows whose ranks share one node). */
+LK_MPI_FN(Win_create,
+          (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+LK_MPI_FN(Win_allocate,
+          (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+LK_MPI_FN(Win_allocate_shared,
+          (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+LK_MPI_FN(Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr))
+LK_MPI_FN(Win_free, (MPI_Win * win))
+LK_MPI_FN(Win_get_group, (MPI_Win win, MPI_Group *group))
+LK_MPI_FN(Win_get_attr, (MPI_Win win, int key, void *val, int *flag))
+LK_MPI_FN(Win_set_name, (MPI_Win win, const char *name))
+LK_MPI_FN(Win_get_name, (MPI_Win win, char *name, int *len))
+LK_MPI_FN(Win_set_errhandler, (MPI_Win win, MPI_Errhandler eh))
+LK_MPI_FN(Win_get_errhandler, (MPI_Win win, MPI_Errhandler *eh))
+LK_MPI_FN(Win_fence, (int assert, MPI_Win win))
+LK_MPI_FN(Win_post, (MPI_Group group, int assert, MPI_Win win))
+LK_MPI_FN(Win_start, (MPI_Group group, int assert, MPI_Win win))
+LK_MPI_FN(Win_complete, (MPI_Win win))
+LK_MPI_FN(Win_wait, (MPI_Win win))
+LK_MPI_FN(Win_test, (MPI_Win win, int *flag))
+LK_MPI_FN(Win_lock, (int type, int rank, int assert, MPI_Win win))
+LK_MPI_FN(Win_unlock, (int rank, MPI_Win win))
+LK_MPI_FN(Win_lock_all, (int assert, MPI_Win win))
+LK_MPI_FN(Win_unlock_all, (MPI_Win win))
+LK_MPI_FN(Win_flush, (int rank, MPI_Win win))
+LK_MPI_FN(Win_flush_all, (MPI_Win win))
+LK_MPI_FN(Win_flush_local, (int rank, MPI_Win win))
+LK_MPI_FN(Win_flush_local_all, (MPI_Win win))
+LK_MPI_FN(Win_sync, (MPI_Win win))
+LK_MPI_FN(Put, (const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                int tcount, MPI_Datatype ttype, MPI_Win win))
+LK_MPI_FN(Get, (void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+                MPI_Datatype ttype, MPI_Win win))
+LK_MPI_FN(Accumulate, (const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                       int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win))
+LK_MPI_FN(Get_accumulate, (const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
+                           MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
+                           MPI_Datatype ttype, MPI_Op op, MPI_Win win))
+LK_MPI_FN(Fetch_and_op, (const void *obuf, void *rbuf, MPI_Datatype type, int target,
+                         MPI_Aint tdisp, MPI_Op op, MPI_Win win))
+LK_MPI_FN(Compare_and_swap, (const void *obuf, const void *cbuf, void *rbuf, MPI_Datatype type,
+                             int target, MPI_Aint tdisp, MPI_Win win))
+LK_MPI_FN(Rput, (const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
+                 int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req))
+LK_MPI_FN(Rget, (void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+                 MPI_Datatype ttype, MPI_Win win, MPI_Request *req))
+LK_MPI_FN(Raccumulate,
+          (const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+           MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req))
+LK_MPI_FN(Rget_accumulate, (const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
+                            int rcount, MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
+                            MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req))
+
 LK_MPI_FN(Op_create, (MPI_User_function * fn, int commute, MPI_Op *op))
 LK_MPI_FN(Op_free, (MPI_Op * op))
 LK_MPI_FN(Op_commutative, (MPI_Op op, int *commute))

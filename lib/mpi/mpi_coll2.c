@@ -176,7 +176,9 @@ static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 		MPI_Aint hi = 0;
 		for (int i = 0; i < n; i++) {
 			char *p = mpii_a2a_rptr(a, i, &rd, &rcnt);
-			MPI_Aint end = (p - a->rbuf) + (MPI_Aint)rcnt * rd->extent + rd->true_ub;
+			MPI_Aint end =
+			    rcnt ? (p - a->rbuf) + (MPI_Aint)(rcnt - 1) * rd->extent + rd->true_ub
+			         : 0;
 			if (end > hi)
 				hi = end;
 		}

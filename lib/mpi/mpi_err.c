@@ -123,6 +123,10 @@ static const char *const class_msg[] = {
     "file error",
     "collective arguments differ",
     "operation not supported",
+    "RMA target out of the window",
+    "RMA attach conflict",
+    "RMA shared memory not available",
+    "wrong window flavor",
 };
 
 static int class_of(int code)

@@ -10,6 +10,7 @@
 struct uop {
 	MPI_User_function *fn;
 	int commute;
+	int refs; /* the user's handle and each pending nonblocking collective using it */
 };
 
 #define LOOP(T, EXPR)                                                                              \
@@ -381,6 +382,7 @@ int PMPI_Op_create(MPI_User_function *fn, int commute, MPI_Op *op)
 	}
 	u->fn = fn;
 	u->commute = commute;
+	u->refs = 1;
 	*op = h;
 	return MPI_SUCCESS;
 }
@@ -392,10 +394,27 @@ int PMPI_Op_free(MPI_Op *op)
 
 	if (!u)
 		return mpii_err(NULL, MPI_ERR_OP, "MPI_Op_free");
-	mpii_tab_del(&mpii.ops, *op);
-	free(u);
+	mpii_op_release(*op);
 	*op = MPI_OP_NULL;
 	return MPI_SUCCESS;
+}
+
+void mpii_op_hold(MPI_Op op)
+{
+	struct uop *u = op >= 32 ? mpii_tab_get(&mpii.ops, op) : NULL;
+
+	if (u)
+		u->refs++;
+}
+
+void mpii_op_release(MPI_Op op)
+{
+	struct uop *u = op >= 32 ? mpii_tab_get(&mpii.ops, op) : NULL;
+
+	if (u && --u->refs == 0) {
+		mpii_tab_del(&mpii.ops, op);
+		free(u);
+	}
 }
 
 MPII_ALIAS(Op_commutative)

@@ -183,6 +183,8 @@ static void progress(int wait)
 
 	if (n < 0)
 		fatal_tp();
+	if (mpii.nbc)
+		n += mpii_nbc_progress();
 	if (n > 0)
 		idle = 0;
 	if (n != 0 || !mpii.yield)

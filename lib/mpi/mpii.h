@@ -103,6 +103,7 @@ struct mpii_comm {
 	int *dims, *periods;
 	int nnodes, *index, *edges; /* graph: MPI_Graph_create's arguments */
 	struct mpii_comm *uni;      /* intercomm: both groups as one intracomm on ctx + 1 (lazy) */
+	unsigned nbc_seq;           /* nonblocking collectives started: picks each one's tag */
 };
 
 struct mpii_comm *mpii_comm(MPI_Comm h);
@@ -138,7 +139,7 @@ int mpii_comm_init(void);
 void mpii_comm_fini(void);
 
 /* ---- requests ---- */
-enum { RQ_SEND = 1, RQ_RECV = 2, RQ_GREQ = 3 };
+enum { RQ_SEND = 1, RQ_RECV = 2, RQ_GREQ = 3, RQ_NBC = 4 };
 enum { MODE_STD = 0, MODE_SYNC = 1, MODE_BUF = 2, MODE_READY = 3 };
 
 struct lk_request {
@@ -166,7 +167,8 @@ struct lk_request {
 	/* buffered send: the user's request and the one carrying the copy point at each other
 	 * while both live (MPI_Cancel of an MPI_Ibsend) */
 	struct lk_request *buddy;
-	struct mpii_greq *greq; /* RQ_GREQ: the user's callbacks (mpi_greq.c) */
+	struct mpii_greq *greq;   /* RQ_GREQ: the user's callbacks (mpi_greq.c) */
+	struct mpii_sched *sched; /* RQ_NBC: the schedule of a nonblocking collective */
 };
 
 /* Allocate a zeroed request; NULL on ENOMEM. */
@@ -226,6 +228,9 @@ void mpii_on_sent(void *arg, void *cookie);
 /* Apply op: inout[i] = in[i] op inout[i] over count elements of d. MPI code. */
 int mpii_reduce_local(const void *in, void *inout, int count, struct mpii_dtype *d, MPI_Op op);
 int mpii_op_valid(MPI_Op op);
+/* A pending operation keeps a user op alive past MPI_Op_free; release drops that hold. */
+void mpii_op_hold(MPI_Op op);
+void mpii_op_release(MPI_Op op);
 int mpii_op_commutative(MPI_Op op);
 void mpii_op_fini(void);
 
@@ -276,6 +281,89 @@ struct mpii_a2a {
 const char *mpii_a2a_sptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int *cnt);
 char *mpii_a2a_rptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int *cnt);
 
+/* ---- schedules of nonblocking collectives (mpi_sched.c) ----
+ * A schedule is a list of steps run in order: a send or receive starts and is not waited for,
+ * a local copy or reduction runs at once, and a fence waits for every send and receive started
+ * since the previous one. Messages travel on the communicator's collective context under a tag
+ * of their own per collective (every rank starts collectives in the same order), so they never
+ * match a blocking collective's or another schedule's. Progress (mpii_progress and every wait)
+ * advances each schedule as far as it can. */
+struct mpii_sched;
+/* New empty schedule on intracommunicator c (the union for an intercommunicator). NULL on
+ * ENOMEM. */
+struct mpii_sched *mpii_sched_new(struct mpii_comm *c);
+/* Append a step. Datatypes are referenced until the schedule ends. Each records ENOMEM in the
+ * schedule, reported by mpii_sched_start, so callers need not check. */
+void mpii_sched_send(struct mpii_sched *s, const void *buf, int count, struct mpii_dtype *d,
+                     int peer);
+void mpii_sched_recv(struct mpii_sched *s, void *buf, int count, struct mpii_dtype *d, int peer);
+/* inout = in op inout. */
+void mpii_sched_reduce(struct mpii_sched *s, const void *in, void *inout, int count,
+                       struct mpii_dtype *d, MPI_Op op);
+/* Typed copy (signatures must match; a longer source is MPI_ERR_TRUNCATE). */
+void mpii_sched_copy(struct mpii_sched *s, const void *src, int scount, struct mpii_dtype *sd,
+                     void *dst, int rcount, struct mpii_dtype *rd);
+void mpii_sched_fence(struct mpii_sched *s);
+/* Scratch for count elements of d owned by the schedule; *base is element 0 (NULL on ENOMEM,
+ * recorded). */
+void mpii_sched_tmp(struct mpii_sched *s, struct mpii_dtype *d, int count, char **base);
+/* Start s and hand back its request (the user communicator uc holds it). Runs the first steps
+ * now. On failure s is freed and *req is MPI_REQUEST_NULL. MPI code. */
+int mpii_sched_start(struct mpii_sched *s, struct mpii_comm *uc, MPI_Request *req);
+/* Drop a schedule that was never started. Accepts NULL. */
+void mpii_sched_free(struct mpii_sched *s);
+/* Advance every schedule in progress (called by mpii_progress). Steps taken. */
+int mpii_nbc_progress(void);
+/* Checks shared by the MPI_I* collectives (*cp NULL when comm is not valid). MPI code. */
+int mpii_nbc_check(MPI_Comm comm, MPI_Request *req, struct mpii_comm **cp);
+/* The MPI code (with its one-line reason) for an MPI_I* collective on an intercommunicator. */
+int mpii_nbc_inter(const char *fn);
+
+/* ---- one-sided communication (mpi_win.c, mpi_rma.c) ----
+ * Every rank of a window shares one node. A control segment (POSIX shm) holds one lock line
+ * per rank; window memory from MPI_Win_allocate(_shared) lives in the same segment, mapped by
+ * every rank, so origins read and write it directly; memory given to MPI_Win_create is reached
+ * with process_vm_readv/writev. Either way the target takes no part (passive progress). */
+struct mpii_wlock {
+	int rw;  /* MPI_Win_lock: 0 free, > 0 shared holders, -1 exclusive */
+	int acc; /* accumulate mutex: accumulates to this rank are atomic per element and op */
+	char pad[56];
+};
+
+struct mpii_wpeer {
+	char *ptr;     /* window of this rank in our address space, or NULL (use addr) */
+	uint64_t addr; /* its base address in its own process */
+	MPI_Aint size;
+	int disp_unit;
+	int pid;
+};
+
+struct mpii_win {
+	int handle;
+	int flavor;
+	struct mpii_comm *comm; /* a private duplicate: fence and PSCW messages */
+	void *base;
+	MPI_Aint size;
+	int disp_unit;
+	struct mpii_wpeer *p;  /* per rank of comm */
+	struct mpii_wlock *lk; /* per rank, in the control segment */
+	void *seg;             /* the mapping */
+	size_t seg_len;
+	int *locked; /* lock type this rank holds on each target (0 none) */
+	int lock_all;
+	int *start; /* PSCW access epoch: targets (comm ranks) */
+	int nstart;
+	struct lk_request **post; /* exposure epoch: receives of the origins' completions */
+	int npost;
+	int fence_open;
+	char name[MPI_MAX_OBJECT_NAME];
+};
+/* Window for handle, or NULL. */
+struct mpii_win *mpii_win(MPI_Win h);
+/* Acquire / release a spin word of the control segment (progress while waiting). */
+void mpii_wlock_acquire(int *word, int excl);
+void mpii_wlock_release(int *word, int excl);
+
 /* ---- intercommunicators (mpi_inter.c) ---- */
 /* The union intracommunicator of ic (both groups, the one holding the lower job rank at its
  * rank 0 first), built on first use and kept until ic is destroyed. NULL on ENOMEM. */
@@ -322,6 +410,7 @@ struct mpii_state {
 	size_t bsend_size, bsend_used;
 	void *bsend_buf;
 	int bsend_pending;
+	struct mpii_sched *nbc; /* schedules of nonblocking collectives in progress */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;

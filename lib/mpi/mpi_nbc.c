@@ -1,0 +1,284 @@
+/* lib/mpi/mpi_nbc.c: MPI-3 nonblocking barrier, bcast, reductions and scans as schedules.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpii.h"
+
+int mpii_nbc_check(MPI_Comm comm, MPI_Request *req, struct mpii_comm **cp)
+{
+	*cp = mpii_comm(comm);
+	if (!mpii.initialized || mpii.finalized)
+		return MPI_ERR_OTHER;
+	if (!*cp)
+		return MPI_ERR_COMM;
+	return req ? MPI_SUCCESS : MPI_ERR_REQUEST;
+}
+
+/* Binomial tree from root. */
+static void b_bcast(struct mpii_sched *s, void *buf, int count, struct mpii_dtype *d, int root,
+                    const struct mpii_comm *c)
+{
+	int n = c->size, vr = (c->rank - root + n) % n, mask = 1;
+
+	if (n == 1 || !count || !d->size)
+		return;
+	while (mask < n) {
+		if (vr & mask) {
+			mpii_sched_recv(s, buf, count, d, (vr - mask + root) % n);
+			mpii_sched_fence(s);
+			break;
+		}
+		mask <<= 1;
+	}
+	for (mask >>= 1; mask > 0; mask >>= 1)
+		if (vr + mask < n)
+			mpii_sched_send(s, buf, count, d, (vr + mask + root) % n);
+	mpii_sched_fence(s);
+}
+
+/* Reduce in (count elements of d) to out at root: a binomial tree rooted at root for a
+ * commutative op; otherwise rooted at 0, where each rank folds in the ranks above it in order,
+ * and 0 hands the result to root. */
+static void b_reduce(struct mpii_sched *s, const void *in, void *out, int count,
+                     struct mpii_dtype *d, MPI_Op op, int root, const struct mpii_comm *c)
+{
+	int n = c->size, comm_op = mpii_op_commutative(op), eff = comm_op ? root : 0;
+	int vr = (c->rank - eff + n) % n;
+	char *acc = NULL, *tmp = NULL;
+
+	if (!count)
+		return;
+	if (c->rank == root && eff == root)
+		acc = out;
+	else
+		mpii_sched_tmp(s, d, count, &acc);
+	mpii_sched_copy(s, in, count, d, acc, count, d);
+	for (int mask = 1; mask < n; mask <<= 1) {
+		if (vr & mask) {
+			mpii_sched_send(s, acc, count, d, (vr - mask + eff) % n);
+			break;
+		}
+		if (vr + mask >= n)
+			continue;
+		if (!tmp)
+			mpii_sched_tmp(s, d, count, &tmp);
+		mpii_sched_recv(s, tmp, count, d, (vr + mask + eff) % n);
+		mpii_sched_fence(s);
+		if (comm_op) {
+			mpii_sched_reduce(s, tmp, acc, count, d, op);
+		} else { /* acc covers the lower ranks: acc = acc op tmp */
+			mpii_sched_reduce(s, acc, tmp, count, d, op);
+			mpii_sched_copy(s, tmp, count, d, acc, count, d);
+		}
+	}
+	if (eff != root && c->rank == eff)
+		mpii_sched_send(s, acc, count, d, root);
+	else if (eff != root && c->rank == root)
+		mpii_sched_recv(s, out, count, d, eff);
+	mpii_sched_fence(s);
+}
+
+/* Inclusive (excl 0) or exclusive prefix reduction along the chain of ranks. */
+static void b_scan(struct mpii_sched *s, const void *in, void *out, int count, struct mpii_dtype *d,
+                   MPI_Op op, const struct mpii_comm *c, int excl)
+{
+	char *mine, *pre;
+
+	if (!count)
+		return;
+	mpii_sched_tmp(s, d, count, &mine);
+	mpii_sched_copy(s, in, count, d, mine, count, d);
+	if (c->rank > 0) {
+		mpii_sched_tmp(s, d, count, &pre);
+		mpii_sched_recv(s, pre, count, d, c->rank - 1);
+		mpii_sched_fence(s);
+		if (excl)
+			mpii_sched_copy(s, pre, count, d, out, count, d);
+		mpii_sched_reduce(s, pre, mine, count, d, op);
+	}
+	if (!excl)
+		mpii_sched_copy(s, mine, count, d, out, count, d);
+	if (c->rank + 1 < c->size)
+		mpii_sched_send(s, mine, count, d, c->rank + 1);
+	mpii_sched_fence(s);
+}
+
+/* ---- public routines ---- */
+
+#define NBC_BEGIN(fn, count, type)                                                                 \
+	struct mpii_comm *c;                                                                       \
+	struct mpii_dtype *d = NULL;                                                               \
+	struct mpii_sched *s;                                                                      \
+	int rc = mpii_nbc_check(comm, req, &c);                                                    \
+	if (rc == MPI_SUCCESS && !(d = mpii_dt(type)))                                             \
+		rc = MPI_ERR_TYPE;                                                                 \
+	if (rc == MPI_SUCCESS && (count) < 0)                                                      \
+		rc = MPI_ERR_COUNT;                                                                \
+	if (rc == MPI_SUCCESS && c->inter)                                                         \
+		rc = mpii_nbc_inter(fn);                                                           \
+	if (rc != MPI_SUCCESS)                                                                     \
+		return mpii_err(c, rc, fn);                                                        \
+	s = mpii_sched_new(c)
+
+#define NBC_END(fn) return mpii_err(c, mpii_sched_start(s, c, req), fn)
+
+int mpii_nbc_inter(const char *fn)
+{
+	(void)fn;
+	mpii_err_detail("nonblocking collectives on intercommunicators are not supported by "
+	                "lamkit's MPI (use the blocking call, or MPI_Intercomm_merge first)");
+	return MPI_ERR_COMM;
+}
+
+MPII_ALIAS(Ibarrier)
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+
+	NBC_BEGIN("MPI_Ibarrier", 0, MPI_BYTE);
+	/* dissemination: round k reaches 2^k ranks ahead */
+	for (int k = 1; s && k < c->size; k <<= 1) {
+		mpii_sched_send(s, NULL, 0, b, (c->rank + k) % c->size);
+		mpii_sched_recv(s, NULL, 0, b, (c->rank - k + c->size) % c->size);
+		mpii_sched_fence(s);
+	}
+	NBC_END("MPI_Ibarrier");
+}
+
+MPII_ALIAS(Ibcast)
+int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Ibcast", count, type);
+	if (root < 0 || root >= c->size) {
+		mpii_sched_free(s);
+		return mpii_err(c, MPI_ERR_ROOT, "MPI_Ibcast");
+	}
+	if (s)
+		b_bcast(s, buf, count, d, root, c);
+	NBC_END("MPI_Ibcast");
+}
+
+/* Op and root checks of the reductions (root < 0: none). MPI code; frees s on failure. */
+static int red_check(struct mpii_sched *s, MPI_Op op, int root, const struct mpii_comm *c)
+{
+	int rc = MPI_SUCCESS;
+
+	if (root >= 0 && root >= c->size)
+		rc = MPI_ERR_ROOT;
+	else if (!mpii_op_valid(op))
+		rc = MPI_ERR_OP;
+	if (rc != MPI_SUCCESS)
+		mpii_sched_free(s);
+	return rc;
+}
+
+MPII_ALIAS(Ireduce)
+int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Ireduce", count, type);
+	if (root < 0)
+		root = c->size;
+	if ((rc = red_check(s, op, root, c)) != MPI_SUCCESS)
+		return mpii_err(c, rc, "MPI_Ireduce");
+	if (s)
+		b_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, root, c);
+	NBC_END("MPI_Ireduce");
+}
+
+MPII_ALIAS(Iallreduce)
+int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Iallreduce", count, type);
+	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
+		return mpii_err(c, rc, "MPI_Iallreduce");
+	if (s) {
+		b_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, 0, c);
+		b_bcast(s, rbuf, count, d, 0, c);
+	}
+	NBC_END("MPI_Iallreduce");
+}
+
+/* Reduce the whole vector to rank 0, which sends each rank its block. */
+static void b_reduce_scatter(struct mpii_sched *s, const void *sbuf, void *rbuf, const int *rcounts,
+                             int rcount, struct mpii_dtype *d, MPI_Op op, const struct mpii_comm *c)
+{
+	int total = 0, off = 0;
+	char *all = NULL;
+
+	for (int i = 0; i < c->size; i++)
+		total += rcounts ? rcounts[i] : rcount;
+	if (!total)
+		return;
+	if (c->rank == 0)
+		mpii_sched_tmp(s, d, total, &all);
+	b_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, all, total, d, op, 0, c);
+	for (int i = 0; i < c->size; i++) {
+		int cnt = rcounts ? rcounts[i] : rcount;
+		char *blk = all ? all + (MPI_Aint)off * d->extent : NULL;
+		if (c->rank == 0 && i == 0)
+			mpii_sched_copy(s, blk, cnt, d, rbuf, cnt, d);
+		else if (c->rank == 0)
+			mpii_sched_send(s, blk, cnt, d, i);
+		else if (i == c->rank)
+			mpii_sched_recv(s, rbuf, cnt, d, 0);
+		off += cnt;
+	}
+	mpii_sched_fence(s);
+}
+
+MPII_ALIAS(Ireduce_scatter)
+int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                         MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Ireduce_scatter", 0, type);
+	for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
+		if (rcounts[i] < 0)
+			rc = MPI_ERR_COUNT;
+	if (rc != MPI_SUCCESS || (rc = red_check(s, op, -1, c)) != MPI_SUCCESS) {
+		if (rc == MPI_ERR_COUNT)
+			mpii_sched_free(s);
+		return mpii_err(c, rc, "MPI_Ireduce_scatter");
+	}
+	if (s)
+		b_reduce_scatter(s, sbuf, rbuf, rcounts, 0, d, op, c);
+	NBC_END("MPI_Ireduce_scatter");
+}
+
+MPII_ALIAS(Ireduce_scatter_block)
+int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
+                               MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Ireduce_scatter_block", rcount, type);
+	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
+		return mpii_err(c, rc, "MPI_Ireduce_scatter_block");
+	if (s)
+		b_reduce_scatter(s, sbuf, rbuf, NULL, rcount, d, op, c);
+	NBC_END("MPI_Ireduce_scatter_block");
+}
+
+MPII_ALIAS(Iscan)
+int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+               MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Iscan", count, type);
+	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
+		return mpii_err(c, rc, "MPI_Iscan");
+	if (s)
+		b_scan(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, c, 0);
+	NBC_END("MPI_Iscan");
+}
+
+MPII_ALIAS(Iexscan)
+int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *req)
+{
+	NBC_BEGIN("MPI_Iexscan", count, type);
+	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
+		return mpii_err(c, rc, "MPI_Iexscan");
+	if (s)
+		b_scan(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, c, 1);
+	NBC_END("MPI_Iexscan");
+}

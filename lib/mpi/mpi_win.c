@@ -1,0 +1,619 @@
+/* lib/mpi/mpi_win.c: one-sided windows: creation over a shared control segment, epochs, attributes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mpii.h"
+
+enum { T_POST = 1, T_COMPLETE = 2 }; /* on the window's private communicator */
+
+static struct mpii_tab wins;
+static unsigned win_seq;
+
+struct mpii_win *mpii_win(MPI_Win h)
+{
+	return mpii_tab_get(&wins, h);
+}
+
+void mpii_wlock_acquire(int *word, int excl)
+{
+	for (;;) {
+		int v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+		if (excl ? v == 0 : v >= 0) {
+			int want = excl ? -1 : v + 1;
+			if (__atomic_compare_exchange_n(word, &v, want, 0, __ATOMIC_ACQ_REL,
+			                                __ATOMIC_ACQUIRE))
+				return;
+			continue;
+		}
+		mpii_progress_wait();
+	}
+}
+
+void mpii_wlock_release(int *word, int excl)
+{
+	if (excl)
+		__atomic_store_n(word, 0, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+}
+
+/* What each rank tells the others when a window is made. */
+struct winfo {
+	int64_t size, addr;
+	int disp_unit, pid, node, pad;
+};
+
+static void win_destroy(struct mpii_win *w)
+{
+	if (!w)
+		return;
+	if (w->seg)
+		munmap(w->seg, w->seg_len);
+	if (w->comm) {
+		MPI_Comm h = w->comm->handle;
+		PMPI_Comm_free(&h);
+	}
+	if (w->handle)
+		mpii_tab_del(&wins, w->handle);
+	free(w->p);
+	free(w->locked);
+	free(w->start);
+	free(w->post);
+	free(w);
+}
+
+/* Rank 0 makes the segment and names it; every rank maps it. NULL (and errno) on failure
+ * anywhere: the outcome is agreed over the window's communicator. */
+static void *map_segment(struct mpii_win *w, size_t len)
+{
+	struct mpii_comm *c = w->comm;
+	char name[64] = "", reg[512] = "";
+	const char *dir = getenv("LAMKIT_SESSION_DIR");
+	void *p = MAP_FAILED;
+	int fd = -1, ok, all;
+
+	if (c->rank == 0) {
+		snprintf(name, sizeof(name), "/lkmpi-win-%d-%u", (int)getpid(), win_seq++);
+		if (dir && *dir) { /* lamkit wipe removes it after a crash */
+			snprintf(reg, sizeof(reg), "%s/shm-%s", dir, name + 1);
+			int rf = open(reg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (rf >= 0) {
+				if (dprintf(rf, "%s\n", name) < 0)
+					(void)0;
+				close(rf);
+			}
+		}
+		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+			name[0] = '\0';
+	}
+	mpii_bcast(name, (int)sizeof(name), mpii_dt(MPI_CHAR), 0, c);
+	if (name[0] && c->rank != 0)
+		fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+	if (fd >= 0)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ok = p != MAP_FAILED;
+	if (fd >= 0)
+		close(fd);
+	mpii_allreduce(&ok, &all, 1, mpii_dt(MPI_INT), MPI_MIN, c);
+	if (c->rank == 0 && name[0]) { /* everyone has it open (or failed): no name needed */
+		shm_unlink(name);
+		if (reg[0])
+			unlink(reg);
+	}
+	if (all)
+		return p;
+	if (ok)
+		munmap(p, len);
+	mpii_err_detail("one-sided window: cannot create or map its shared-memory segment "
+	                "(/dev/shm full?)");
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* The layout once every rank's size is known: lock lines, then the memory of ALLOCATE/SHARED
+ * windows, rank after rank (each start 16-byte aligned for ALLOCATE, contiguous for SHARED as
+ * MPI asks). MPI code. */
+static int layout(struct mpii_win *w, const struct winfo *info)
+{
+	int n = w->comm->size;
+	size_t ctl = ((sizeof(struct mpii_wlock) * (size_t)n) + 4095) & ~(size_t)4095, off = 0;
+	size_t *at = malloc(sizeof(size_t) * (size_t)n);
+
+	if (!at)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < n; i++) {
+		if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE)
+			off = (off + 15) & ~(size_t)15;
+		at[i] = off;
+		if (w->flavor != MPI_WIN_FLAVOR_CREATE)
+			off += (size_t)info[i].size;
+	}
+	w->seg_len = ctl + off + 64;
+	w->seg = map_segment(w, w->seg_len);
+	if (!w->seg) {
+		free(at);
+		return MPI_ERR_NO_MEM;
+	}
+	w->lk = w->seg;
+	for (int i = 0; i < n; i++) {
+		struct mpii_wpeer *p = &w->p[i];
+		p->size = (MPI_Aint)info[i].size;
+		p->disp_unit = info[i].disp_unit;
+		p->pid = info[i].pid;
+		p->addr = (uint64_t)info[i].addr;
+		if (w->flavor != MPI_WIN_FLAVOR_CREATE)
+			p->ptr = p->size ? (char *)w->seg + ctl + at[i] : NULL; /* as MPICH: none */
+		else if (i == w->comm->rank)
+			p->ptr = w->base;
+	}
+	free(at);
+	return MPI_SUCCESS;
+}
+
+static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
+                    MPI_Win *out, const char *fn)
+{
+	struct mpii_comm *c = mpii_comm(comm);
+	struct mpii_win *w;
+	struct winfo me = {.size = size, .addr = (int64_t)(uintptr_t)base, .disp_unit = disp_unit};
+	struct winfo *info;
+	MPI_Comm dup;
+	int rc, h;
+
+	*out = MPI_WIN_NULL;
+	if (!mpii.initialized || mpii.finalized)
+		return mpii_err(NULL, MPI_ERR_OTHER, fn);
+	if (!c || c->inter)
+		return mpii_err(c, MPI_ERR_COMM, fn);
+	if (size < 0)
+		return mpii_err(c, MPI_ERR_SIZE, fn);
+	if (disp_unit <= 0)
+		return mpii_err(c, MPI_ERR_DISP, fn);
+	rc = PMPI_Comm_dup(comm, &dup);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	w = calloc(1, sizeof(*w));
+	info = calloc((size_t)c->size, sizeof(*info));
+	if (w) {
+		w->comm = mpii_comm(dup);
+		w->p = calloc((size_t)c->size, sizeof(*w->p));
+		w->locked = calloc((size_t)c->size, sizeof(int));
+	}
+	if (!w || !info || !w->p || !w->locked) { /* collective: the others fail in layout */
+		if (w)
+			win_destroy(w);
+		else
+			PMPI_Comm_free(&dup);
+		free(info);
+		return mpii_err(c, MPI_ERR_NO_MEM, fn);
+	}
+	w->flavor = flavor;
+	w->base = base;
+	w->size = size;
+	w->disp_unit = disp_unit;
+	me.pid = (int)getpid();
+	me.node = mpii.node;
+	rc = mpii_allgather(&me, (int)sizeof(me), mpii_dt(MPI_BYTE), info, (int)sizeof(me),
+	                    mpii_dt(MPI_BYTE), w->comm);
+	for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++) {
+		if (info[i].node != info[0].node) {
+			char why[200];
+			snprintf(why, sizeof(why),
+			         "one-sided windows need every rank on one node: ranks 0 and %d of "
+			         "the communicator are on different nodes (not supported yet)",
+			         i);
+			mpii_err_detail(why);
+			rc = MPI_ERR_UNSUPPORTED_OPERATION;
+		}
+	}
+	if (rc == MPI_SUCCESS)
+		rc = layout(w, info);
+	free(info);
+	wins.first = 1; /* 0 is MPI_WIN_NULL */
+	h = rc == MPI_SUCCESS ? mpii_tab_add(&wins, w) : -1;
+	if (rc == MPI_SUCCESS && h < 0)
+		rc = MPI_ERR_NO_MEM;
+	if (rc != MPI_SUCCESS) {
+		win_destroy(w);
+		return mpii_err(c, rc, fn);
+	}
+	w->handle = h;
+	if (flavor != MPI_WIN_FLAVOR_CREATE)
+		w->base = w->p[c->rank].ptr;
+	snprintf(w->name, sizeof(w->name), "%s", "");
+	*out = h;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_create)
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win *win)
+{
+	(void)info;
+	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, win, "MPI_Win_create");
+}
+
+MPII_ALIAS(Win_allocate)
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                      MPI_Win *win)
+{
+	int rc =
+	    win_make(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, win, "MPI_Win_allocate");
+
+	(void)info;
+	*(void **)baseptr = rc == MPI_SUCCESS ? mpii_win(*win)->base : NULL;
+	return rc;
+}
+
+MPII_ALIAS(Win_allocate_shared)
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win)
+{
+	int rc = win_make(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, win,
+	                  "MPI_Win_allocate_shared");
+
+	(void)info;
+	*(void **)baseptr = rc == MPI_SUCCESS ? mpii_win(*win)->base : NULL;
+	return rc;
+}
+
+#define WIN(fn)                                                                                    \
+	struct mpii_win *w = mpii_win(win);                                                        \
+	if (!w)                                                                                    \
+	return mpii_err(NULL, MPI_ERR_WIN, fn)
+
+MPII_ALIAS(Win_shared_query)
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	WIN("MPI_Win_shared_query");
+	if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+		return mpii_err(w->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query");
+	if (rank == MPI_PROC_NULL) { /* the lowest rank with memory */
+		rank = 0;
+		for (int i = w->comm->size - 1; i >= 0; i--)
+			if (w->p[i].size > 0)
+				rank = i;
+	}
+	if (rank < 0 || rank >= w->comm->size)
+		return mpii_err(w->comm, MPI_ERR_RANK, "MPI_Win_shared_query");
+	*size = w->p[rank].size;
+	*disp_unit = w->p[rank].disp_unit;
+	*(void **)baseptr = w->p[rank].ptr;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_free)
+int PMPI_Win_free(MPI_Win *win)
+{
+	struct mpii_win *w = mpii_win(*win);
+	int rc;
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_free");
+	/* nobody may still be reading or writing the memory that goes away */
+	rc = mpii_barrier(w->comm);
+	win_destroy(w);
+	*win = MPI_WIN_NULL;
+	return rc;
+}
+
+MPII_ALIAS(Win_get_group)
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+	WIN("MPI_Win_get_group");
+	return PMPI_Comm_group(w->comm->handle, group);
+}
+
+MPII_ALIAS(Win_get_attr)
+int PMPI_Win_get_attr(MPI_Win win, int key, void *val, int *flag)
+{
+	static const int unified = MPI_WIN_UNIFIED;
+
+	WIN("MPI_Win_get_attr");
+	*flag = 1;
+	switch (key) {
+	case MPI_WIN_BASE:
+		*(void **)val = w->base;
+		break;
+	case MPI_WIN_SIZE:
+		*(MPI_Aint **)val = &w->size;
+		break;
+	case MPI_WIN_DISP_UNIT:
+		*(int **)val = &w->disp_unit;
+		break;
+	case MPI_WIN_CREATE_FLAVOR:
+		*(int **)val = &w->flavor;
+		break;
+	case MPI_WIN_MODEL:
+		*(const int **)val = &unified;
+		break;
+	default:
+		*flag = 0;
+	}
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_set_name)
+int PMPI_Win_set_name(MPI_Win win, const char *name)
+{
+	WIN("MPI_Win_set_name");
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_get_name)
+int PMPI_Win_get_name(MPI_Win win, char *name, int *len)
+{
+	WIN("MPI_Win_get_name");
+	snprintf(name, MPI_MAX_OBJECT_NAME, "%s", w->name);
+	*len = (int)strlen(name);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_set_errhandler)
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler eh)
+{
+	WIN("MPI_Win_set_errhandler");
+	return PMPI_Comm_set_errhandler(w->comm->handle, eh);
+}
+
+MPII_ALIAS(Win_get_errhandler)
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
+{
+	WIN("MPI_Win_get_errhandler");
+	return PMPI_Comm_get_errhandler(w->comm->handle, eh);
+}
+
+/* ---- synchronisation: every operation is complete when its call returns, so epochs only
+ * order memory and exclude other origins ---- */
+
+MPII_ALIAS(Win_fence)
+int PMPI_Win_fence(int assert, MPI_Win win)
+{
+	int rc;
+
+	WIN("MPI_Win_fence");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	rc = assert &MPI_MODE_NOPRECEDE &&assert &MPI_MODE_NOSUCCEED ? MPI_SUCCESS
+	                                                             : mpii_barrier(w->comm);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return mpii_err(w->comm, rc, "MPI_Win_fence");
+}
+
+/* Comm ranks of group g's members, into a new array (*n entries). MPI code. */
+static int group_ranks(struct mpii_win *w, MPI_Group group, int **out, int *n)
+{
+	struct mpii_group *g = mpii_group(group);
+	const struct mpii_group *cg = w->comm->grp;
+
+	*out = NULL;
+	*n = 0;
+	if (!g)
+		return MPI_ERR_GROUP;
+	*out = malloc(sizeof(int) * (size_t)(g->size ? g->size : 1));
+	if (!*out)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < g->size; i++) {
+		int r = -1;
+		for (int k = 0; k < cg->size && r < 0; k++)
+			if (cg->world[k] == g->world[i])
+				r = k;
+		if (r < 0) {
+			free(*out);
+			*out = NULL;
+			return MPI_ERR_GROUP;
+		}
+		(*out)[i] = r;
+	}
+	*n = g->size;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_post)
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	int *r, n, rc;
+
+	WIN("MPI_Win_post");
+	(void)assert;
+	if (w->post)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_post");
+	rc = group_ranks(w, group, &r, &n);
+	if (rc == MPI_SUCCESS && !(w->post = calloc((size_t)(n ? n : 1), sizeof(*w->post))))
+		rc = MPI_ERR_NO_MEM;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
+		rc = mpii_irecv(NULL, 0, mpii_dt(MPI_BYTE), r[i], T_COMPLETE, w->comm, 0,
+		                &w->post[i]);
+	for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
+		rc = mpii_send(NULL, 0, mpii_dt(MPI_BYTE), r[i], T_POST, w->comm, 0, MODE_STD);
+	w->npost = n;
+	free(r);
+	return mpii_err(w->comm, rc, "MPI_Win_post");
+}
+
+MPII_ALIAS(Win_start)
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	int rc;
+
+	WIN("MPI_Win_start");
+	if (w->start)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_start");
+	rc = group_ranks(w, group, &w->start, &w->nstart);
+	/* the targets' memory is ready once each has posted */
+	for (int i = 0; rc == MPI_SUCCESS && i < w->nstart && !(assert &MPI_MODE_NOCHECK); i++)
+		rc = mpii_recv(NULL, 0, mpii_dt(MPI_BYTE), w->start[i], T_POST, w->comm, 0, NULL);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return mpii_err(w->comm, rc, "MPI_Win_start");
+}
+
+MPII_ALIAS(Win_complete)
+int PMPI_Win_complete(MPI_Win win)
+{
+	int rc = MPI_SUCCESS;
+
+	WIN("MPI_Win_complete");
+	if (!w->start)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_complete");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (int i = 0; rc == MPI_SUCCESS && i < w->nstart; i++)
+		rc = mpii_send(NULL, 0, mpii_dt(MPI_BYTE), w->start[i], T_COMPLETE, w->comm, 0,
+		               MODE_STD);
+	free(w->start);
+	w->start = NULL;
+	w->nstart = 0;
+	return mpii_err(w->comm, rc, "MPI_Win_complete");
+}
+
+/* End the exposure epoch if every origin has completed (block: wait for them). 1 if ended. */
+static int post_end(struct mpii_win *w, int block)
+{
+	for (int i = 0; i < w->npost; i++)
+		while (!w->post[i]->done) {
+			if (!block)
+				return 0;
+			mpii_progress_wait();
+		}
+	for (int i = 0; i < w->npost; i++)
+		mpii_req_free(w->post[i]);
+	free(w->post);
+	w->post = NULL;
+	w->npost = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return 1;
+}
+
+MPII_ALIAS(Win_wait)
+int PMPI_Win_wait(MPI_Win win)
+{
+	WIN("MPI_Win_wait");
+	if (!w->post)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_wait");
+	post_end(w, 1);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_test)
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+	WIN("MPI_Win_test");
+	if (!w->post)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_test");
+	mpii_progress();
+	*flag = post_end(w, 0);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_lock)
+int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)
+{
+	WIN("MPI_Win_lock");
+	if (type != MPI_LOCK_EXCLUSIVE && type != MPI_LOCK_SHARED)
+		return mpii_err(w->comm, MPI_ERR_LOCKTYPE, "MPI_Win_lock");
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->comm->size)
+		return mpii_err(w->comm, MPI_ERR_RANK, "MPI_Win_lock");
+	if (w->locked[rank] || w->lock_all)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock");
+	if (!(assert &MPI_MODE_NOCHECK))
+		mpii_wlock_acquire(&w->lk[rank].rw, type == MPI_LOCK_EXCLUSIVE);
+	w->locked[rank] = assert &MPI_MODE_NOCHECK ? -type : type;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_unlock)
+int PMPI_Win_unlock(int rank, MPI_Win win)
+{
+	int t;
+
+	WIN("MPI_Win_unlock");
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->comm->size)
+		return mpii_err(w->comm, MPI_ERR_RANK, "MPI_Win_unlock");
+	t = w->locked[rank];
+	if (!t)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (t > 0)
+		mpii_wlock_release(&w->lk[rank].rw, t == MPI_LOCK_EXCLUSIVE);
+	w->locked[rank] = 0;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_lock_all)
+int PMPI_Win_lock_all(int assert, MPI_Win win)
+{
+	WIN("MPI_Win_lock_all");
+	if (w->lock_all)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
+	for (int i = 0; i < w->comm->size; i++)
+		if (w->locked[i])
+			return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
+	for (int i = 0; i < w->comm->size && !(assert &MPI_MODE_NOCHECK); i++)
+		mpii_wlock_acquire(&w->lk[i].rw, 0);
+	w->lock_all = assert &MPI_MODE_NOCHECK ? 2 : 1;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_unlock_all)
+int PMPI_Win_unlock_all(MPI_Win win)
+{
+	WIN("MPI_Win_unlock_all");
+	if (!w->lock_all)
+		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (int i = 0; i < w->comm->size && w->lock_all == 1; i++)
+		mpii_wlock_release(&w->lk[i].rw, 0);
+	w->lock_all = 0;
+	return MPI_SUCCESS;
+}
+
+/* Operations complete in their calls: a flush only orders memory. */
+static int flush(MPI_Win win, const char *fn)
+{
+	WIN(fn);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_flush)
+int PMPI_Win_flush(int rank, MPI_Win win)
+{
+	(void)rank;
+	return flush(win, "MPI_Win_flush");
+}
+
+MPII_ALIAS(Win_flush_all)
+int PMPI_Win_flush_all(MPI_Win win)
+{
+	return flush(win, "MPI_Win_flush_all");
+}
+
+MPII_ALIAS(Win_flush_local)
+int PMPI_Win_flush_local(int rank, MPI_Win win)
+{
+	(void)rank;
+	return flush(win, "MPI_Win_flush_local");
+}
+
+MPII_ALIAS(Win_flush_local_all)
+int PMPI_Win_flush_local_all(MPI_Win win)
+{
+	return flush(win, "MPI_Win_flush_local_all");
+}
+
+MPII_ALIAS(Win_sync)
+int PMPI_Win_sync(MPI_Win win)
+{
+	return flush(win, "MPI_Win_sync");
+}
