@@ -16,7 +16,7 @@ H=$(hostname)
 cp "$LAMKIT_TOP/tests/atollrun/fake.sh" "$T/fake.sh"
 ar() { (cd "$T" && timeout -k 5 60 "$LAMKIT" atollrun "$@"); }
 # leftovers of this test: fake scripts and their sleeps, porttests
-ours() { pgrep -f -- "$T/fake.sh|$PT|$T/ptxx|atollrun --exec" | grep -vx "$$" | wc -l; }
+ours() { pgrep -f -- "$T/fake.sh|$PT|$T/ptxx|atollrun --exec.*($T/|$PT)" | grep -vx "$$" | wc -l; } # this run only
 
 out=$(ar --help); ok $? "--help"
 like "$out" "__YOUR_PORT_SINGLE__" "help explains the protocol: the single-process request"

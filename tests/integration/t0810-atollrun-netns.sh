@@ -25,7 +25,7 @@ RSH="ssh -F $NETNS_SSH_CONFIG"
 printf 'n%s\n' $(seq $K) >"$T/mf"
 cp "$LAMKIT_TOP/tests/atollrun/fake.sh" "$T/fake.sh"
 ar() { (cd "$T" && timeout -k 5 90 "$LAMKIT" atollrun -m "$T/mf" -r "$RSH" "$@"); }
-ours() { pgrep -f -- "$T/fake.sh|$PT|$T/ptxx|$RAW|atollrun --exec" | wc -l; }
+ours() { pgrep -f -- "$T/fake.sh|$PT|$T/ptxx|$RAW|atollrun --exec.*($T/|$PT|$RAW)" | wc -l; } # this run only
 host_of() { case $1 in 0) echo "$H" ;; *) echo "n$(((($1 - 1) % K) + 1))" ;; esac; }
 
 for n in 2 8; do
