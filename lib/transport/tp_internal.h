@@ -132,6 +132,9 @@ int tp_udp_busy(const struct tp_udp *u);
 size_t tp_udp_eager_max(const struct tp_udp *u);
 size_t tp_udp_frag_max(const struct tp_udp *u);
 
+/* Prefix length of a netmask (host byte order). */
+int tp_plen_of(uint32_t mask);
+
 /* Boot id + network namespace inode ("-" when unknown): equal only inside one namespace. */
 void tp_netid(char *out, size_t len);
 

@@ -16,7 +16,7 @@ static uint32_t mask_of(int plen)
 	return plen <= 0 ? 0 : plen >= 32 ? 0xffffffffu : ~((1u << (32 - plen)) - 1);
 }
 
-static int plen_of(uint32_t mask)
+int tp_plen_of(uint32_t mask)
 {
 	int n = 0;
 
@@ -83,7 +83,7 @@ static void scan_ifaces(struct tp_tcp_addr *t, char *card, int publish)
 				t->nets[t->nnets++].mask = m;
 			}
 			if (publish)
-				card_add(card, sin->sin_addr, plen_of(m));
+				card_add(card, sin->sin_addr, tp_plen_of(m));
 		}
 	}
 	freeifaddrs(ifa);

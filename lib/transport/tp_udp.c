@@ -617,17 +617,6 @@ static int open_routes(struct tp_udp *u, char *err, size_t errlen)
 	return 0;
 }
 
-static int plen_of(uint32_t m)
-{
-	int n = 0;
-
-	while (m & 0x80000000u) {
-		n++;
-		m <<= 1;
-	}
-	return n;
-}
-
 /* Card lk-udp-<r>: "HOST;NETID;RCVBUF;A:PORT:HBPORT/LEN/MTU,..." */
 static int publish(struct tp_udp *u, char *err, size_t errlen)
 {
@@ -640,7 +629,7 @@ static int publish(struct tp_udp *u, char *err, size_t errlen)
 		char ip[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &u->l[i].adv, ip, sizeof(ip));
 		n += (size_t)snprintf(card + n, sizeof(card) - n, "%s%s:%d:%d/%d/%d", i ? "," : "",
-		                      ip, u->l[i].port, u->l[i].hbport, plen_of(u->l[i].mask),
+		                      ip, u->l[i].port, u->l[i].hbport, tp_plen_of(u->l[i].mask),
 		                      u->l[i].mtu);
 	}
 	if (n >= sizeof(card)) {
