@@ -61,11 +61,13 @@ if [ -x "$MPI_BIN/mpich/ring" ]; then
 	lk boot windowed.lua >/dev/null 2>&1; is $? 0 "boot for jobs"
 	out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/mpich/hello" 2>&1); rc=$?
 	is "$rc" 0 "MPICH hello on 8 ranks across 4 nodes"
+	[ "$rc" = 0 ] || { diag "$out"; diag_agent_logs; }
 	for i in $(seq $K); do
 		is "$(printf '%s\n' "$out" | grep -c "on n$i\$")" 2 "two ranks on n$i"
 	done
 	out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/mpich/ring" 2>&1); rc=$?
 	is "$rc" 0 "MPICH ring across nodes"
+	[ "$rc" = 0 ] || { diag "$out"; diag_agent_logs; }
 	out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/mpich/collectives" 2>&1); rc=$?
 	is "$rc" 0 "MPICH collectives across nodes"
 	out=$(LKX_TIMEOUT=60 lkx -n 4 --map-by node "$MPI_BIN/mpich/hello" 2>&1); rc=$?

@@ -35,6 +35,16 @@ like() { # like TEXT EXTENDED-REGEX DESCRIPTION
 unlike() {
 	if printf '%s' "$1" | grep -Eq -- "$2"; then ok 1 "$3"; echo "#   text: '$(printf '%s' "$1" | head -c 600)'"; else ok 0 "$3"; fi
 }
+# diag TEXT: print TEXT as TAP comments (at most 40 lines), to show why a check failed
+diag() { printf '%s\n' "$1" | head -n 40 | sed 's/^/#   /'; }
+# diag_agent_logs: the logs of this test's agents (each agent writes one into its session
+# directory, removed when it exits cleanly), so a failure shows what the agents said
+diag_agent_logs() {
+	local f
+	for f in $(find "$LAMKIT_TMPDIR" -name log -type f 2>/dev/null); do
+		echo "#   --- $f"; tail -n 30 "$f" | sed 's/^/#   /'
+	done
+}
 skip_all() { echo "$1"; exit 77; }
 done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
 # pids_gone PID...: true when none of the pids exists any more (zombies of others count as gone)
