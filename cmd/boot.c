@@ -269,6 +269,8 @@ int cmd_boot(int argc, char **argv)
 	u.module = strdup(module);
 	char *abs = realpath(str_field(L, res, "file"), NULL); /* later commands run elsewhere */
 	u.schema = abs ? abs : strdup(str_field(L, res, "file"));
+	if (*str_field(L, res, "transport"))
+		u.transport = strdup(str_field(L, res, "transport"));
 	u.booted = (int64_t)time(NULL);
 	if (u.nnodes == 0 || boot_universe_save(&u, path, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit boot: %s\n", u.nnodes ? err : "no node came up");

@@ -1,5 +1,6 @@
 /* cmd/bootlua.c: running lua/boot.lua with the startup server; universe helpers. */
 #include "bootlua.h"
+#include "tp.h"
 #include "cmd.h"
 #include "core.h"
 #include "lua_host.h"
@@ -117,6 +118,26 @@ static long long sha256_file(const char *path, char *sum)
 	return n < 0 ? -1 : size;
 }
 
+static int l_tp_check(lua_State *L)
+{
+	char why[300];
+
+	if (tp_policy_check(luaL_checkstring(L, 1), why, sizeof why) < 0) {
+		lua_pushnil(L);
+		lua_pushstring(L, why);
+		return 2;
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+void bootlua_register(lua_State *L)
+{
+	static const luaL_Reg fns[] = {{"tp_check", l_tp_check}, {NULL, NULL}};
+
+	core_lua_register(L, fns);
+}
+
 int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_t errlen)
 {
 	char root[4096], self[PATH_MAX] = "", etc[PATH_MAX + 16] = "";
@@ -141,6 +162,7 @@ int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_
 	if (!b->L)
 		return -1;
 	lua_State *L = b->L;
+	bootlua_register(L);
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0) {
 		self[n] = '\0';

@@ -36,6 +36,9 @@ struct bootlua {
 int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_t errlen);
 void bootlua_close(struct bootlua *b);
 
+/* Add lamkit.tp_check(policy) -> true | nil, why (the schema's transport setting) to L. */
+void bootlua_register(lua_State *L);
+
 /* Fresh universe id (16 hex digits) and key. 0 or -1 with errno. */
 int bootlua_new_identity(char id[33], unsigned char key[BOOT_KEY_LEN]);
 /* Helpers to read the result table at stack index idx. */

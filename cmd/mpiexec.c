@@ -4,6 +4,9 @@
 #include "cmd.h"
 #include "core.h"
 #include "jobctl.h"
+#include "bootlua.h"
+#include "lua_host.h"
+#include "tp.h"
 #include "universe.h"
 
 #include <arpa/inet.h>
@@ -57,8 +60,10 @@ static const char usage[] =
     "                       program's own launcher: Open MPI jobs of <= 2 ranks per node on\n"
     "                       cores, like mpirun; nothing for others, like Hydra)\n"
     "  --tp POLICY          lamkit MPI's paths (sets LAMKIT_TP): auto (shm inside a node, tcp\n"
-    "                       across), shm+udp (reliable multi-route udp across), shm+tcp, or\n"
-    "                       tcp / udp between every pair of ranks, one node too\n"
+    "                       across), shm+udp (reliable multi-route udp across), shm+tcp,\n"
+    "                       shm+tcp,udp (both, messages scheduled on either), or without shm+\n"
+    "                       the same between every pair of ranks, one node too. Default: the\n"
+    "                       universe schema's transport setting, else auto\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
@@ -272,11 +277,13 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 		} else if (is(n, "tp")) {
 			NEED(1);
 			const char *k = VAL();
-			if (!is(k, "auto") && !is(k, "shm+tcp") && !is(k, "shm+udp") &&
-			    !is(k, "tcp") && !is(k, "udp"))
-				rc = cmd_usage_error(
-				    "mpiexec", "--tp: auto, shm+tcp, shm+udp, tcp or udp, not '%s'",
-				    k);
+			char why[200];
+			if (tp_policy_check(k, why, sizeof why) < 0)
+				rc = cmd_usage_error("mpiexec",
+				                     "--tp '%s': %s (auto, shm+tcp, shm+udp, "
+				                     "shm+tcp,udp, tcp, udp, tcp,udp; see "
+				                     "doc/PROTOCOL-mpi-wire.md section 7)",
+				                     k, why);
 			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_TP", k) < 0)
 				rc = cmd_usage_error("mpiexec", "out of memory");
 		} else if (is(n, "pmi-port")) {
@@ -485,6 +492,66 @@ static int check_local_hosts(const char *hosts)
 	return 0;
 }
 
+/* Whether the job's transport policy was given (--tp, -genv LAMKIT_TP, or the environment). */
+static int tp_given(const struct opts *o)
+{
+	for (int i = 0; i < o->ngenv; i++)
+		if (!strncmp(o->genv[i], "LAMKIT_TP=", 10))
+			return 1;
+	return o->genv_mode != 2 && getenv("LAMKIT_TP");
+}
+
+/* The universe schema's transport setting for this job: the string it recorded, or what its
+ * function returns for the job (lua/transport.lua calls it). 0 with spec set ("" for none), or
+ * -1 with one line in err. */
+static int universe_transport(const struct boot_universe *u, const struct opts *o, int slots,
+                              char *spec, size_t len, char *err, size_t errlen)
+{
+	char why[300];
+	int size = 0;
+
+	spec[0] = '\0';
+	if (!u->transport || !*u->transport)
+		return 0;
+	if (strcmp(u->transport, "function") != 0) {
+		snprintf(spec, len, "%s", u->transport);
+	} else {
+		lua_State *L = core_lua_new(err, errlen);
+		if (!L)
+			return -1;
+		bootlua_register(L);
+		for (int a = 0; a < o->napps; a++)
+			size += o->apps[a].n_given ? o->apps[a].app.nprocs
+			        : o->napps == 1    ? slots
+			                           : 1;
+		lua_pushstring(L, u->schema ? u->schema : "");
+		lua_createtable(L, 0, 3);
+		lua_pushinteger(L, size);
+		lua_setfield(L, -2, "size");
+		lua_pushstring(L, u->id);
+		lua_setfield(L, -2, "universe");
+		lua_createtable(L, u->nnodes, 0);
+		for (int i = 0; i < u->nnodes; i++) {
+			lua_createtable(L, 0, 2);
+			lua_pushstring(L, u->nodes[i].host);
+			lua_setfield(L, -2, "name");
+			lua_pushinteger(L, u->nodes[i].cpus);
+			lua_setfield(L, -2, "slots");
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "nodes");
+		if (core_lua_call(L, "transport", "policy", 2, 1, err, errlen) < 0) {
+			core_lua_close(L);
+			return -1;
+		}
+		snprintf(spec, len, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
+		core_lua_close(L);
+	}
+	if (tp_policy_check(spec, why, sizeof why) < 0)
+		return core_errprintf(err, errlen, "%s: transport '%s': %s", u->schema, spec, why);
+	return 0;
+}
+
 /* The booted universe, if any: RUN_UNIVERSE (u loaded) or RUN_LOCAL; -1 after saying why
  * the state file cannot be used. */
 static int find_universe(struct boot_universe *u)
@@ -576,6 +643,18 @@ int cmd_mpiexec(int argc, char **argv)
 		fprintf(stderr, "lamkit mpiexec: %s\n", err);
 		rc = nodes ? CORE_EXIT_USAGE : CORE_EXIT_SYSTEM;
 		goto out;
+	}
+	if (mode == RUN_UNIVERSE && !tp_given(&o)) {
+		char spec[256];
+		if (universe_transport(&u, &o, slots, spec, sizeof spec, err, sizeof err) < 0) {
+			fprintf(stderr, "lamkit mpiexec: %s\n", err);
+			rc = CORE_EXIT_USAGE;
+			goto out;
+		}
+		if (spec[0] && add_kv(&o.genv, &o.ngenv, "LAMKIT_TP", spec) < 0) {
+			rc = CORE_EXIT_SYSTEM;
+			goto out;
+		}
 	}
 	if (build_job(&o, &js, slots, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit mpiexec: %s\n", err);

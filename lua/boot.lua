@@ -413,6 +413,9 @@ function M.run(ctx, src, opts)
   end
   res.shipped = st.shipped
   res.module, res.algorithm, res.nodes, res.file = st.name, alg, s.nodes, s.file
+  -- the universe file keeps a policy string; a function stays in the schema, which mpiexec
+  -- loads again to call it for each job (lua/transport.lua)
+  res.transport = type(s.transport) == "function" and "function" or s.transport
   return res
 end
 

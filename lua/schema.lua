@@ -8,7 +8,7 @@ local M = {}
 M.algorithms = { linear = true, windowed = true, tree = true, thread = true, oneshot = true }
 local ALG_NAMES = "linear, windowed, tree, thread, oneshot"
 local SETTINGS = { boot = true, algorithm = true, fanout = true, window = true, timeout = true,
-  defaults = true, ship = true, promiscuous = true, rte = true }
+  defaults = true, ship = true, promiscuous = true, rte = true, transport = true }
 M.ship_modes = { auto = true, always = true, never = true }
 local KNOWN_MODULES = { ["local"] = true, ssh = true, rsh = true, slurm = true }
 local MAX_COUNT_HOOKS = 50 -- x 1e6 instructions: a schema that runs longer is stopped
@@ -219,6 +219,17 @@ local function sandbox(b, src, result)
       if type(v) ~= "string" or v == "" then
         fail(b.file, line, "rte must be the path of an RTE script, not " .. show(v))
       end
+    elseif name == "transport" then
+      -- lamkit MPI's paths for every job of the universe (doc/PROTOCOL-mpi-wire.md section 7):
+      -- a policy string, or a function(job) that mpiexec calls once per job to get one
+      if type(v) == "string" then
+        local good, why = true, nil
+        if lamkit.tp_check then good, why = lamkit.tp_check(v) end
+        if not good then fail(b.file, line, "transport " .. show(v) .. ": " .. why) end
+      elseif type(v) ~= "function" then
+        fail(b.file, line, "transport must be a policy string such as \"shm+tcp,udp\" or a " ..
+          "function(job) returning one, not " .. show(v))
+      end
     elseif name == "promiscuous" then
       if type(v) ~= "boolean" then
         fail(b.file, line, "promiscuous must be true or false, not " .. show(v))
@@ -266,7 +277,8 @@ local function sandbox(b, src, result)
         return
       end
       fail(b.file, line, "unknown setting " .. show(k) ..
-        " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, rte, defaults," ..
+        " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, rte, transport," ..
+        " defaults," ..
         " <module> = {...};" ..
         " use 'local' for your own variables)")
     end,

@@ -93,6 +93,7 @@ void boot_universe_free(struct boot_universe *u)
 	free(u->origin);
 	free(u->module);
 	free(u->schema);
+	free(u->transport);
 	boot_key_wipe(u->key, sizeof u->key);
 	memset(u, 0, sizeof *u);
 }
@@ -152,6 +153,10 @@ int boot_universe_save(const struct boot_universe *u, const char *path, char *er
 	put_word(f, u->module ? u->module : "");
 	fputs("\nschema ", f);
 	put_word(f, u->schema ? u->schema : "");
+	if (u->transport && *u->transport) {
+		fputs("\ntransport ", f);
+		put_word(f, u->transport);
+	}
 	fprintf(f, "\nbooted %lld\n", (long long)u->booted);
 	for (int i = 0; i < u->nnodes; i++) {
 		const struct boot_unode *n = &u->nodes[i];
@@ -227,6 +232,9 @@ static int parse_line(struct boot_universe *u, char *line, int *seen_key)
 	} else if (!strcmp(w[0], "schema") && n == 2) {
 		free(u->schema);
 		u->schema = strdup(w[1]);
+	} else if (!strcmp(w[0], "transport") && n == 2) {
+		free(u->transport);
+		u->transport = strdup(w[1]);
 	} else if (!strcmp(w[0], "booted") && n == 2) {
 		u->booted = strtoll(w[1], NULL, 10);
 	} else if (!strcmp(w[0], "node") && n >= 9) {

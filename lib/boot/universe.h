@@ -27,7 +27,8 @@ struct boot_universe {
 	char *origin;                    /* host name of the origin */
 	char *module;                    /* boot module used */
 	char *schema;                    /* schema path as found ("" when none) */
-	int64_t booted;                  /* unix time */
+	char *transport; /* the schema's transport policy, "function" (call it), or NULL */
+	int64_t booted;  /* unix time */
 	struct boot_unode *nodes;
 	int nnodes;
 };

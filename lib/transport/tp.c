@@ -14,7 +14,7 @@ struct tp_frag *tp_frag_new(const void *hdr, size_t hlen, const void *data, size
 {
 	struct tp_frag *f;
 
-	if (hlen > TP_HDR_MAX) {
+	if (hlen > TP_HDR_WIRE) {
 		errno = EMSGSIZE;
 		return NULL;
 	}
@@ -62,31 +62,51 @@ struct tp_frag *tp_fifo_pop(struct tp_fifo *q)
 
 void tp_frag_done(tp_t *tp, struct tp_frag *f)
 {
-	if (f->ref && tp->cfg.ops.sent)
+	if (f->ref && tp->mp && ((uintptr_t)f->cookie & 1u))
+		tp_mp_sent(tp, f->cookie); /* a multipath peer's: reported in send order */
+	else if (f->ref && tp->cfg.ops.sent)
 		tp->cfg.ops.sent(tp->cfg.arg, f->cookie);
 	free(f);
 }
 
-/* LAMKIT_TP: the job's transport policy. "auto" (or unset) = shm inside a node, tcp across;
- * "shm+tcp", "shm+udp" say it explicitly; "tcp" or "udp" alone force that path between every
- * pair of ranks, on one node too. Sets *local and *remote; -1 on a value it does not know. */
-static int tp_policy(enum tp_kind *local, enum tp_kind *remote)
+/* LAMKIT_TP: the job's transport policy (doc/PROTOCOL-mpi-wire.md section 7). "auto" (or unset)
+ * = shm inside a node, tcp across; "shm+" then the paths across nodes: "tcp", "udp", or both
+ * ("tcp,udp", each with an optional *WEIGHT, then ";sched=rate|weight;small=tcp|udp;cutoff=N"),
+ * which schedules fragments on both with the order kept. Without "shm+" the paths are used
+ * between every pair of ranks, on one node too. Sets *local, *remote and *pol; -1 with a reason
+ * in err. */
+static int tp_policy(enum tp_kind *local, enum tp_kind *remote, struct tp_mp_policy *pol, char *err,
+                     size_t errlen)
 {
 	const char *e = getenv("LAMKIT_TP");
+	int shm = 0;
+	enum tp_kind k;
 
 	*local = TP_SHM;
 	*remote = TP_TCP;
-	if (!e || !*e || !strcmp(e, "auto") || !strcmp(e, "shm+tcp"))
+	memset(pol, 0, sizeof *pol);
+	if (!e || !*e || !strcmp(e, "auto"))
 		return 0;
-	if (!strcmp(e, "shm+udp")) {
-		*remote = TP_UDP;
-		return 0;
+	if (!strncmp(e, "shm+", 4)) {
+		shm = 1;
+		e += 4;
 	}
-	if (!strcmp(e, "tcp") || !strcmp(e, "udp")) {
-		*local = *remote = e[0] == 't' ? TP_TCP : TP_UDP;
+	if (tp_mp_parse(e, pol, err, errlen) < 0)
+		return -1;
+	k = pol->npaths > 1 ? TP_MULTI : pol->order[0] == 0 ? TP_TCP : TP_UDP;
+	*remote = k;
+	if (!shm)
+		*local = k;
+	return 0;
+}
+
+int tp_policy_check(const char *spec, char *err, size_t errlen)
+{
+	struct tp_mp_policy pol;
+
+	if (!spec || !*spec || !strcmp(spec, "auto"))
 		return 0;
-	}
-	return -1;
+	return tp_mp_parse(strncmp(spec, "shm+", 4) ? spec : spec + 4, &pol, err, errlen);
 }
 
 /* Fill kind[] and slot[] from the local rank list. */
@@ -143,15 +163,18 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 {
 	tp_t *tp;
 	enum tp_kind local, remote;
+	struct tp_mp_policy pol;
+	char why[200];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (check_cfg(cfg, err, errlen) < 0)
 		return NULL;
-	if (tp_policy(&local, &remote) < 0) {
-		snprintf(err, errlen,
-		         "tp: LAMKIT_TP='%s': expected auto, shm+tcp, shm+udp, tcp or udp (mpiexec "
-		         "--tp)",
-		         getenv("LAMKIT_TP"));
+	if (tp_policy(&local, &remote, &pol, why, sizeof why) < 0) {
+		snprintf(
+		    err, errlen,
+		    "tp: LAMKIT_TP='%s': %s; expected auto, or [shm+]PATHS[;OPTIONS] with PATHS "
+		    "tcp, udp or tcp,udp (mpiexec --tp; doc/PROTOCOL-mpi-wire.md section 7)",
+		    getenv("LAMKIT_TP"), why);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -173,12 +196,17 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 		if (!tp->shm)
 			goto fail;
 	}
-	if (uses(tp, TP_TCP)) {
+	if (uses(tp, TP_MULTI)) {
+		tp->mp = tp_mp_create(&pol, cfg->size);
+		if (!tp->mp)
+			goto nomem;
+	}
+	if (uses(tp, TP_TCP) || tp->mp) {
 		tp->tcp = tp_tcp_create(tp, err, errlen);
 		if (!tp->tcp)
 			goto fail;
 	}
-	if (uses(tp, TP_UDP)) {
+	if (uses(tp, TP_UDP) || tp->mp) {
 		tp->udp = tp_udp_create(tp, err, errlen);
 		if (!tp->udp)
 			goto fail;
@@ -227,6 +255,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	tp_tcp_destroy(tp->tcp);
 	/* udp drains itself: every packet acknowledged, a FIN from each peer it talked to */
 	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
+	tp_mp_destroy(tp);
 	free(tp->local_ranks);
 	free(tp->kind);
 	free(tp->slot);
@@ -265,6 +294,8 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 		return tp_tcp_send(tp->tcp, peer, hdr, hlen, data, len, cookie);
 	case TP_UDP:
 		return tp_udp_send(tp->udp, peer, hdr, hlen, data, len, cookie);
+	case TP_MULTI:
+		return tp_mp_send(tp, peer, hdr, hlen, data, len, cookie);
 	default:
 		f = tp_frag_new(hdr, hlen, data, len, 0, NULL);
 		if (!f)
@@ -312,6 +343,8 @@ int tp_poll(tp_t *tp)
 			return -1;
 		n += k;
 	}
+	if (tp_mp_release_due(tp))
+		tp_mp_release(tp);
 	return n;
 }
 
@@ -323,6 +356,7 @@ size_t tp_eager_max(const tp_t *tp, int peer)
 	case TP_TCP:
 		return 64 * 1024;
 	case TP_UDP:
+	case TP_MULTI: /* what fits either path: udp's limits are the smaller */
 		return tp_udp_eager_max(tp->udp);
 	default:
 		return 256 * 1024;
@@ -337,6 +371,7 @@ size_t tp_frag_max(const tp_t *tp, int peer)
 	case TP_TCP:
 		return 256 * 1024;
 	case TP_UDP:
+	case TP_MULTI:
 		return tp_udp_frag_max(tp->udp);
 	default:
 		return 256 * 1024;
@@ -371,7 +406,7 @@ int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 
 const char *tp_path_name(const tp_t *tp, int peer)
 {
-	static const char *const names[] = {"self", "shm", "tcp", "udp"};
+	static const char *const names[] = {"self", "shm", "tcp", "udp", "tcp+udp"};
 
 	return names[tp->kind[peer]];
 }

@@ -1,4 +1,5 @@
-/* lib/transport/tp.h: one small interface over the per-peer message paths (self, shm, tcp). */
+/* lib/transport/tp.h: one small interface over the per-peer message paths (self, shm, tcp, udp,
+ * and tcp+udp together). */
 #ifndef LAMKIT_TP_H
 #define LAMKIT_TP_H
 
@@ -54,6 +55,10 @@ struct tp_cfg {
  * and a message in err on failure. */
 tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen);
 
+/* Check a transport policy (the value of LAMKIT_TP, doc/PROTOCOL-mpi-wire.md section 7) without
+ * creating anything: 0, or -1 with the reason in err. */
+int tp_policy_check(const char *spec, char *err, size_t errlen);
+
 /* Phase 2, after the fence: attach to the node's shm segment (the last local rank to attach
  * unlinks it). Remote connections are still made lazily on first send. 0, or -1 + err. */
 int tp_connect(tp_t *tp, char *err, size_t errlen);
@@ -73,7 +78,9 @@ void tp_destroy(tp_t *tp, int timeout_ms);
  * payloads larger than tp_eager_max; on tcp also for any fragment with a cookie while earlier
  * ones to that peer are still queued, so that sent(cookie) never overtakes them), -1 with errno on
  * failure (EMSGSIZE: hlen or len over the limits, EPIPE: peer unreachable). Order per peer is
- * preserved either way. */
+ * preserved either way, also when a policy sends to the peer over two paths (tcp,udp). A cookie is
+ * NULL or an even address (a pointer to the caller's object): with two paths in use, the
+ * transport tags its own cookies with the low bit. */
 int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
             void *cookie);
 

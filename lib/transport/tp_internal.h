@@ -8,7 +8,10 @@
 
 #include "tp.h"
 
-enum tp_kind { TP_SELF, TP_SHM, TP_TCP, TP_UDP };
+enum tp_kind { TP_SELF, TP_SHM, TP_TCP, TP_UDP, TP_MULTI };
+
+/* Header bytes a path carries: the layer above's plus the multipath sequence number. */
+#define TP_HDR_WIRE (TP_HDR_MAX + 4)
 
 /* A fragment waiting to be written: copied header, payload either copied after the struct
  * (ref == 0) or the caller's buffer (ref == 1, ops.sent(cookie) once written; on udp once
@@ -22,7 +25,7 @@ struct tp_frag {
 	uint32_t hlen;
 	uint32_t pend; /* udp: packets sent and not yet acknowledged */
 	int ref;
-	_Alignas(8) unsigned char hdr[TP_HDR_MAX]; /* handed up as is on the self path */
+	_Alignas(8) unsigned char hdr[TP_HDR_WIRE]; /* handed up as is on the self path */
 };
 
 /* A FIFO of fragments. */
@@ -33,6 +36,7 @@ struct tp_fifo {
 struct tp_shm;
 struct tp_tcp;
 struct tp_udp;
+struct tp_mp;
 
 struct tp {
 	struct tp_cfg cfg;
@@ -43,6 +47,7 @@ struct tp {
 	struct tp_shm *shm;
 	struct tp_tcp *tcp;
 	struct tp_udp *udp;
+	struct tp_mp *mp; /* peers of kind TP_MULTI: scheduling and ordering across paths */
 	int yield;
 	unsigned polls;
 	char err[512]; /* last failure of a path, one line (tp_error) */
@@ -131,6 +136,54 @@ int tp_udp_flush(struct tp_udp *u, int timeout_ms);
 int tp_udp_busy(const struct tp_udp *u);
 size_t tp_udp_eager_max(const struct tp_udp *u);
 size_t tp_udp_frag_max(const struct tp_udp *u);
+
+/* Fragments queued or in flight to peer, in bytes: tcp counts its queue and the kernel's unsent
+ * and unacknowledged bytes (SIOCOUTQ), udp what is not yet acknowledged. For multipath
+ * scheduling. */
+size_t tp_tcp_backlog(struct tp_tcp *t, int peer);
+size_t tp_udp_backlog(const struct tp_udp *u, int peer);
+
+/* Multipath (tp_mp.c, doc/PROTOCOL-mpi-wire.md section 7): tcp and udp to one peer. */
+#define TP_MP_PATHS 2 /* index 0 = tcp, 1 = udp */
+enum { TP_MP_RATE, TP_MP_WEIGHT };
+struct tp_mp_policy {
+	int npaths, order[TP_MP_PATHS]; /* paths in the order listed */
+	int weight[TP_MP_PATHS];        /* 0 = path not used */
+	int small;                      /* path for payloads under cutoff */
+	size_t cutoff;
+	int sched; /* TP_MP_RATE (adaptive) or TP_MP_WEIGHT */
+};
+/* Parse the remote part of LAMKIT_TP ("tcp*2,udp;sched=rate;small=tcp;cutoff=16384"). 0, or -1
+ * with a reason in err. */
+int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t errlen);
+struct tp_mp *tp_mp_create(const struct tp_mp_policy *pol, int size);
+/* Print the counters (LAMKIT_TP_STATS=1) and free; sets tp->mp to NULL. */
+void tp_mp_destroy(tp_t *tp);
+int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
+               void *cookie);
+/* A fragment from a TP_MULTI peer arrived on path (0 tcp, 1 udp). 0, or -1 (EPROTO: no
+ * sequence number or an old one; ENOMEM). */
+int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const void *data,
+               size_t len);
+/* A path is done with a payload sent with a tagged cookie (low bit set). */
+void tp_mp_sent(tp_t *tp, void *tagged);
+/* Report copied payloads whose turn came (called from tp_poll when tp_mp_release_due). */
+void tp_mp_release(tp_t *tp);
+int tp_mp_release_due(const tp_t *tp);
+const char *tp_mp_path_name(int path);
+/* Fragments sent to peer on each path, and fragments from it that had to wait for their turn
+ * (tests and statistics). 0, or -1 when peer is not a multipath peer in use. */
+int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t *held);
+
+/* Hand a fragment from peer up (through the multipath layer for TP_MULTI peers). 0 or -1. */
+static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen,
+                             const void *data, size_t len)
+{
+	if (tp->kind[peer] == TP_MULTI)
+		return tp_mp_recv(tp, path, peer, hdr, hlen, data, len);
+	tp->cfg.ops.recv(tp->cfg.arg, peer, hdr, hlen, data, len);
+	return 0;
+}
 
 /* Prefix length of a netmask (host byte order). */
 int tp_plen_of(uint32_t mask);

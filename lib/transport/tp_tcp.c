@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -39,6 +41,7 @@ struct conn {
 	int act; /* index in tcp->act while fd >= 0 */
 	enum cstate st;
 	struct tp_fifo q;
+	size_t qbytes; /* payload bytes in q */
 	unsigned ackn;
 	unsigned char ackb[4];
 	char *in; /* received bytes not yet delivered: frames, the last one maybe partial */
@@ -319,6 +322,7 @@ static int push(struct tp_tcp *t, struct conn *c)
 			return n;
 		tp_fifo_pop(&c->q);
 		t->nqueued--;
+		c->qbytes -= f->len;
 		tp_frag_done(t->tp, f);
 		n++;
 	}
@@ -358,6 +362,7 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 	f->done = done;
 	tp_fifo_push(&c->q, f);
 	t->nqueued++;
+	c->qbytes += len;
 	return ref;
 }
 
@@ -417,7 +422,7 @@ static int read_ack(struct tp_tcp *t, int peer)
 }
 
 union hdrbuf {
-	unsigned char b[TP_HDR_MAX];
+	unsigned char b[TP_HDR_WIRE];
 	uint64_t align;
 };
 
@@ -425,7 +430,7 @@ union hdrbuf {
 static const void *hdr_copy(union hdrbuf *h, const char *p, uint32_t hlen)
 {
 	memcpy(h->b, p, hlen);
-	memset(h->b + hlen, 0, TP_HDR_MAX - hlen);
+	memset(h->b + hlen, 0, TP_HDR_WIRE - hlen);
 	return h->b;
 }
 
@@ -439,14 +444,15 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 	while (c->inlen - off >= 8) {
 		uint32_t pre[2];
 		memcpy(pre, c->in + off, 8);
-		if (pre[0] > TP_HDR_MAX) {
+		if (pre[0] > TP_HDR_WIRE) {
 			errno = EPROTO;
 			return -1;
 		}
 		if (c->inlen - off < 8 + (size_t)pre[0] + pre[1])
 			break;
-		t->tp->cfg.ops.recv(t->tp->cfg.arg, peer, hdr_copy(&h, c->in + off + 8, pre[0]),
-		                    pre[0], c->in + off + 8 + pre[0], pre[1]);
+		if (tp_up_recv(t->tp, 0, peer, hdr_copy(&h, c->in + off + 8, pre[0]), pre[0],
+		               c->in + off + 8 + pre[0], pre[1]) < 0)
+			return -1;
 		off += 8 + (size_t)pre[0] + pre[1];
 		n++;
 	}
@@ -586,6 +592,16 @@ int tp_tcp_poll(struct tp_tcp *t)
 		while ((k = accept_one(t)) > 0)
 			n += k;
 	return n;
+}
+
+size_t tp_tcp_backlog(struct tp_tcp *t, int peer)
+{
+	struct conn *c = &t->c[peer];
+	int k = 0;
+
+	if (c->fd >= 0 && ioctl(c->fd, SIOCOUTQ, &k) < 0)
+		k = 0;
+	return c->qbytes + (size_t)(k > 0 ? k : 0);
 }
 
 int tp_tcp_busy(const struct tp_tcp *t)

@@ -134,7 +134,8 @@ struct peer {
 	struct tp_fifo q;    /* fragments not fully acknowledged, in order */
 	struct tp_frag *cur; /* first fragment with bytes not yet packetized */
 	size_t inflight_bytes, win_bytes;
-	int pkt; /* payload bytes per datagram to this peer */
+	size_t qbytes; /* payload bytes of the fragments in q (tp_udp_backlog) */
+	int pkt;       /* payload bytes per datagram to this peer */
 	uint64_t srtt, rttvar, rto;
 	uint64_t last_heard, wait_since;
 	int rr; /* round robin among down routes */
@@ -145,7 +146,7 @@ struct peer {
 	uint64_t hi_held; /* highest seq held out of order (meaningful while nheld) */
 	unsigned char *asmb;
 	size_t asm_got, asm_need;
-	unsigned char asm_hdr[TP_HDR_MAX];
+	unsigned char asm_hdr[TP_HDR_WIRE];
 	unsigned asm_hlen;
 	int ack_due, ack_route;
 	unsigned ack_poll;
@@ -1161,6 +1162,7 @@ static void complete_head(struct tp_udp *u, struct peer *p)
 		p->una++;
 	while ((f = p->q.head) && f != p->cur && f->pend == 0) {
 		tp_fifo_pop(&p->q);
+		p->qbytes -= f->len;
 		tp_frag_done(u->tp, f);
 	}
 	if (p->una == p->next_seq)
@@ -1188,6 +1190,7 @@ int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const 
 		return -1;
 	f->pend = 0;
 	tp_fifo_push(&p->q, f);
+	p->qbytes += len;
 	if (!p->cur)
 		p->cur = f;
 	u->nwait++;
@@ -1393,7 +1396,7 @@ static void send_probe(struct tp_udp *u, int peer, int ri, uint64_t now)
 /* ---- the receive side ---- */
 
 union hbuf {
-	unsigned char b[TP_HDR_MAX];
+	unsigned char b[TP_HDR_WIRE];
 	uint64_t align;
 };
 
@@ -1410,23 +1413,23 @@ static int deliver(struct tp_udp *u, int peer, const struct uhdr *h, const unsig
 		p->fin_rcvd = 1;
 		return 0;
 	}
-	if (h->hlen > TP_HDR_MAX || (size_t)h->off + h->len > total)
+	if (h->hlen > TP_HDR_WIRE || (size_t)h->off + h->len > total)
 		return 0; /* cannot happen with a valid crc from our own code */
 	if ((h->flags & (F_FIRST | F_LAST)) == (F_FIRST | F_LAST)) {
 		memcpy(hb.b, d, h->hlen);
-		memset(hb.b + h->hlen, 0, TP_HDR_MAX - h->hlen);
-		u->tp->cfg.ops.recv(u->tp->cfg.arg, peer, hb.b, h->hlen, d + h->hlen, h->flen);
-		return 1;
+		memset(hb.b + h->hlen, 0, TP_HDR_WIRE - h->hlen);
+		return tp_up_recv(u->tp, 1, peer, hb.b, h->hlen, d + h->hlen, h->flen) < 0 ? -1 : 1;
 	}
 	if (h->flags & F_FIRST) {
 		if (!p->asmb || p->asm_need < total) {
-			unsigned char *nb = realloc(
-			    p->asmb, total > FRAG_MAX + TP_HDR_MAX ? total : FRAG_MAX + TP_HDR_MAX);
+			unsigned char *nb = realloc(p->asmb, total > FRAG_MAX + TP_HDR_WIRE
+			                                         ? total
+			                                         : FRAG_MAX + TP_HDR_WIRE);
 			if (!nb)
 				return -1;
 			p->asmb = nb;
 		}
-		p->asm_need = total > FRAG_MAX + TP_HDR_MAX ? total : FRAG_MAX + TP_HDR_MAX;
+		p->asm_need = total > FRAG_MAX + TP_HDR_WIRE ? total : FRAG_MAX + TP_HDR_WIRE;
 		p->asm_got = 0;
 		p->asm_hlen = h->hlen;
 	}
@@ -1437,10 +1440,11 @@ static int deliver(struct tp_udp *u, int peer, const struct uhdr *h, const unsig
 	if (!(h->flags & F_LAST))
 		return 0;
 	memcpy(hb.b, p->asmb, p->asm_hlen);
-	memset(hb.b + p->asm_hlen, 0, TP_HDR_MAX - p->asm_hlen);
-	u->tp->cfg.ops.recv(u->tp->cfg.arg, peer, hb.b, p->asm_hlen, p->asmb + p->asm_hlen,
-	                    p->asm_got - p->asm_hlen);
-	return 1;
+	memset(hb.b + p->asm_hlen, 0, TP_HDR_WIRE - p->asm_hlen);
+	return tp_up_recv(u->tp, 1, peer, hb.b, p->asm_hlen, p->asmb + p->asm_hlen,
+	                  p->asm_got - p->asm_hlen) < 0
+	           ? -1
+	           : 1;
 }
 
 static int on_data(struct tp_udp *u, int peer, const struct uhdr *h, const unsigned char *d, int lr)
@@ -1775,6 +1779,11 @@ int tp_udp_poll(struct tp_udp *u)
 int tp_udp_busy(const struct tp_udp *u)
 {
 	return u->nwait;
+}
+
+size_t tp_udp_backlog(const struct tp_udp *u, int peer)
+{
+	return u->p[peer].qbytes;
 }
 
 size_t tp_udp_eager_max(const struct tp_udp *u)

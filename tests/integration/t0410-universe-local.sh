@@ -160,6 +160,36 @@ sleep 0.2
 is "$(lamkit_procs)" 0 "recon leaves nothing running"
 ok "$([ ! -e "$U" ]; echo $?)" "recon writes no universe"
 
+# the schema's transport policy: a string is checked at boot; a function is called per job
+cat >"$T/tpbad.lua" <<'EOS'
+boot = "local"
+transport = "shm+tcp,pigeon"
+node("a") {}
+EOS
+out=$(lk boot tpbad.lua 2>&1); rc=$?
+is "$rc" 1 "a bad transport string fails the boot"
+like "$out" "tpbad\.lua:2: transport 'shm\+tcp,pigeon': 'pigeon' is not a path" "naming file, line and why"
+cat >"$T/tp.lua" <<'EOS'
+boot = "local"
+transport = function(job)
+  return #job.nodes == 2 and job.nodes[2].slots == 2 and ("shm+tcp,udp;cutoff=" .. job.size) or "x"
+end
+node("a") { cpu = 2 }; node("b") { cpu = 2 }
+EOS
+lk boot tp.lua >/dev/null 2>&1; is $? 0 "boot with transport = function(job)"
+like "$(grep '^transport ' "$U")" "^transport function$" "the universe file says a function decides"
+is "$(LKX_TIMEOUT=30 lkx -n 3 printenv LAMKIT_TP | sort -u)" "shm+tcp,udp;cutoff=3" \
+	"mpiexec called it with the job and every rank got its answer"
+is "$(LKX_TIMEOUT=30 lkx --tp tcp -n 1 printenv LAMKIT_TP)" "tcp" "--tp overrides the schema"
+out=$(LKX_TIMEOUT=60 lkx -genv LAMKIT_TP_STATS 1 -n 4 "$LAMKIT_TOP/out/mpi-lamkit/ring" 2>&1); rc=$?
+is "$rc" 0 "a lamkit MPI ring over tcp+udp between the nodes"
+like "$out" "lamkit tp: rank [01] -> rank [23]: tcp\+udp: tcp_frags=[1-9]" "the pair across nodes is a multipath one"
+sed -i 's/or "x"/or "x"\nend\ntransport = function() return 7/' "$T/tp.lua"
+out=$(LKX_TIMEOUT=30 lkx -n 1 true 2>&1); rc=$?
+ok "$([ $rc -ne 0 ]; echo $?)" "a function that returns no policy fails the job (exit $rc)"
+like "$out" "tp\.lua: transport\(job\) returned 7, not a policy string" "in one line naming the schema"
+lk halt >/dev/null 2>&1; is $? 0 "halt"
+
 # kill -9 every agent with a job running, then wipe: nothing left
 lk boot s.lua >/dev/null 2>&1; is $? 0 "boot again"
 pids=$(agent_pids)

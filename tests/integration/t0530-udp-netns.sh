@@ -8,7 +8,9 @@
 #    of one route, tests/lib/chaos.sh) -> the transfer goes on over the other route with a stall
 #    under 1 s, and once the route is back the counters show it carrying traffic within 2 s;
 #  - both routes blackholed past the peer timeout -> the job fails with one line naming both
-#    ranks, hosts and routes, and nothing is left running.
+#    ranks, hosts and routes, and nothing is left running;
+#  - tcp and udp to a peer at once (--tp shm+tcp,udp), faults on udp: programs pass and a large
+#    transfer arrives in order and whole, carried by both paths.
 # The ASan build runs four of the programs, a smaller transfer and the ip-link failover only.
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
@@ -72,6 +74,22 @@ LKX_TIMEOUT=300 udp -genv LAMKIT_UDP_FAULTS "$F" -n 2 --map-by node "$D/bulk" -m
 is $? 0 "$M MiB from n1 to n2 through the faults exits 0"
 like "$(grep '^bulk:' "$T/big.out")" "^bulk: OK bytes=$((M << 20)) " "$M MiB arrive with the sender's checksum"
 echo "# $(grep '^bulk:' "$T/big.out")"
+
+# ---- both paths at once (tcp and udp), faults on udp: order and every byte kept ----
+mp() { LKX_TIMEOUT=${LKX_TIMEOUT:-120} lkx --tp "shm+tcp,udp;cutoff=4096" -genv LAMKIT_TP_STATS 1 -genv LAMKIT_UDP_FAULTS "$F" "$@"; }
+for p in lk_p2p ring; do
+	mp -n 4 "$D/$p" >"$T/mp-$p.out" 2>&1
+	is $? 0 "$p -n 4 over tcp+udp across the nodes, faults on udp, exits 0"
+done
+like "$(cat "$T/mp-lk_p2p.out")" "lk_p2p: OK size=4" "lk_p2p checks pass over two paths"
+MP=256
+[ "$LAMKIT_VARIANT" = asan ] && MP=64
+LKX_TIMEOUT=300 mp -n 2 --map-by node "$D/bulk" -m $MP >"$T/mp-big.out" 2>&1
+is $? 0 "$MP MiB from n1 to n2 over tcp+udp exits 0"
+like "$(grep '^bulk:' "$T/mp-big.out")" "^bulk: OK bytes=$((MP << 20)) " "$MP MiB arrive in order with the sender's checksum"
+l=$(grep 'lamkit tp: rank 0 -> rank 1: tcp+udp' "$T/mp-big.out")
+like "$l" "tcp_bytes=[1-9][0-9]* udp_frags=[0-9]* udp_bytes=[1-9]" "both paths carried the transfer"
+echo "# $l"
 
 # ---- a route goes down inside n2 mid-transfer, and comes back ----
 udp -n 2 --map-by node "$D/bulk" -s 7 -p -c 1024 >"$T/down.out" 2>&1 &

@@ -12,34 +12,11 @@
 
 #include "tap.h"
 #include "tp.h"
+#include "tp_pair.h"
 #include "tp_internal.h"
 
 /* Two endpoints (ranks 0 and 1 of a 2-rank job on different "nodes") in this one process, polled
  * in turn; two routes over loopback (127.0.0.1 and 127.0.0.2); the KVS is a small table. */
-
-static char kvs_key[4][32], kvs_val[4][1024];
-static int kvs_n;
-
-static int kput(void *arg, const char *key, const char *val)
-{
-	(void)arg;
-	if (kvs_n == 4)
-		return -1;
-	snprintf(kvs_key[kvs_n], sizeof(kvs_key[0]), "%s", key);
-	snprintf(kvs_val[kvs_n++], sizeof(kvs_val[0]), "%s", val);
-	return 0;
-}
-
-static int kget(void *arg, const char *key, char *val, size_t len)
-{
-	(void)arg;
-	for (int i = 0; i < kvs_n; i++)
-		if (strcmp(kvs_key[i], key) == 0) {
-			snprintf(val, len, "%s", kvs_val[i]);
-			return 0;
-		}
-	return -1;
-}
 
 struct hdr {
 	uint32_t n, len, crc, pad;
@@ -95,23 +72,6 @@ static tp_t *make(int rank, struct state *st, char *err)
 	cfg.job = "t_tp_udp";
 	return tp_create(&cfg, err, 256);
 }
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-#define POLL_UNTIL(a, b, secs, cond)                                                               \
-	do {                                                                                       \
-		double end_ = now() + (secs);                                                      \
-		while (!(cond) && now() < end_) {                                                  \
-			tp_poll(a);                                                                \
-			tp_poll(b);                                                                \
-		}                                                                                  \
-	} while (0)
 
 static int matches(const char *s, const char *re)
 {

@@ -1,0 +1,253 @@
+/* tests/unit/t_tp_mp.c: tcp and udp to one peer at once (LAMKIT_TP=tcp,udp): the policy string,
+ * fragments scheduled on both paths and handed up in send order with every byte checked (udp
+ * with faults), ops.sent in send order across paths, weights. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "tp.h"
+#include "tp_internal.h"
+#include "tp_pair.h"
+
+struct hdr {
+	uint32_t n, len, crc, pad;
+};
+
+struct state {
+	int got, bad, order_bad, nsent, calls;
+	uint32_t next;
+	uintptr_t sent[8];
+};
+
+static void fill(unsigned char *b, size_t len, uint32_t n)
+{
+	for (size_t i = 0; i < len; i++)
+		b[i] = (unsigned char)(n * 131 + i * 7 + (i >> 8));
+}
+
+static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void *data, size_t len)
+{
+	struct state *st = arg;
+	struct hdr x;
+	const unsigned char *hb = h;
+
+	(void)peer;
+	memcpy(&x, h, sizeof(x));
+	if (hlen != sizeof(x) || x.len != len || tp_crc32c(0, data, len) != x.crc)
+		st->bad++;
+	for (size_t i = hlen; i < TP_HDR_MAX; i++) /* zero after hlen, as on every path */
+		if (hb[i])
+			st->bad++;
+	if (x.n != st->next)
+		st->order_bad++;
+	st->next = x.n + 1;
+	st->got++;
+}
+
+static void on_sent(void *arg, void *cookie)
+{
+	struct state *st = arg;
+
+	st->calls++;
+	if (cookie && st->nsent < 8)
+		st->sent[st->nsent++] = (uintptr_t)cookie;
+}
+
+static tp_t *make(int rank, struct state *st, char *err)
+{
+	static const int l0[1] = {0}, l1[1] = {1};
+	struct tp_cfg cfg = {.rank = rank, .size = 2, .local_ranks = rank ? l1 : l0, .nlocal = 1};
+
+	cfg.kvs.put = kput;
+	cfg.kvs.get = kget;
+	cfg.ops.recv = on_recv;
+	cfg.ops.sent = on_sent;
+	cfg.arg = st;
+	cfg.job = "t_tp_mp";
+	return tp_create(&cfg, err, 256);
+}
+
+static void env(const char *policy, const char *faults)
+{
+	setenv("LAMKIT_TP", policy, 1);
+	setenv("LAMKIT_UDP_ROUTES", "127.0.0.1:0,127.0.0.2:0", 1);
+	if (faults)
+		setenv("LAMKIT_UDP_FAULTS", faults, 1);
+	else
+		unsetenv("LAMKIT_UDP_FAULTS");
+}
+
+static void policies(void)
+{
+	static const char *const bad[][2] = {
+	    {"tcp,tcp", "'tcp' is not a path"},
+	    {"shm+tcp,pigeon", "'pigeon' is not a path"},
+	    {"tcp*0,udp", "'tcp*0' is not a path"},
+	    {"tcp,udp;sched=fast", "bad option 'sched=fast'"},
+	    {"tcp,udp;cutoff", "option 'cutoff' needs a value"},
+	    {"tcp;small=udp", "small=udp is not one of the paths"},
+	};
+	struct tp_mp_policy pol;
+	char err[256];
+
+	ok(tp_mp_parse("tcp*3,udp;sched=weight;small=udp;cutoff=100", &pol, err, sizeof err) == 0 &&
+	       pol.npaths == 2 && pol.weight[0] == 3 && pol.weight[1] == 1 &&
+	       pol.sched == TP_MP_WEIGHT && pol.small == 1 && pol.cutoff == 100,
+	   "a full policy parses");
+	ok(tp_mp_parse("udp,tcp", &pol, err, sizeof err) == 0 && pol.order[0] == 1 &&
+	       pol.small == 1 && pol.sched == TP_MP_RATE && pol.cutoff == 16384,
+	   "defaults: small on the first path listed, adaptive, 16 KiB");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct state s = {0};
+		tp_t *a;
+		kvs_n = 0;
+		env(bad[i][0], NULL);
+		a = make(0, &s, err);
+		ok(!a && strstr(err, "LAMKIT_TP='") && strstr(err, bad[i][1]),
+		   "LAMKIT_TP=%s refused: %s", bad[i][0], err);
+		if (a)
+			tp_destroy(a, 0);
+	}
+}
+
+/* Fragments of 0..70 KiB: small ones on tcp, large ones on whichever path, udp dropping,
+ * corrupting, duplicating and reordering; everything arrives once, in order, intact. */
+static void stream(const char *policy, const char *faults, int n)
+{
+	struct state s0 = {0}, s1 = {0};
+	char err[256] = "";
+	enum { SLOTS = 64, SLOT = 72 * 1024 };
+	unsigned char *pool = malloc((size_t)SLOTS * SLOT);
+	int busy[SLOTS] = {0}, nref = 0; /* busy: the sent() count that frees the slot */
+	uint64_t fr[TP_MP_PATHS] = {0}, held = 0;
+	tp_t *a, *b;
+	int fails = 0;
+	double t0;
+
+	kvs_n = 0;
+	env(policy, faults);
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	ok(a && b, "%s: two endpoints %s", policy, err);
+	if (!a || !b || !pool)
+		return;
+	is_int(strcmp(tp_path_name(b, 0), "tcp+udp"), 0, "path is tcp+udp");
+	t0 = now();
+	for (int i = 0; i < n; i++) {
+		size_t len = i % 3 ? (size_t)((i * 2654435761u) % 2000u)
+		                   : (size_t)((i * 2654435761u) % (70u * 1024));
+		unsigned char *buf = pool + (size_t)(i % SLOTS) * SLOT;
+		struct hdr h = {(uint32_t)i, (uint32_t)len, 0, 0};
+		/* a payload kept by reference is reported by sent(), in send order: the k-th call
+		 * frees the k-th such payload, so its buffer can be written again */
+		POLL_UNTIL(a, b, 30, s1.calls >= busy[i % SLOTS]);
+		fill(buf, len, (uint32_t)i);
+		h.crc = tp_crc32c(0, buf, len);
+		int rc = tp_send(b, 0, &h, sizeof(h), buf, len, NULL);
+		if (rc < 0)
+			fails++;
+		busy[i % SLOTS] = rc == 1 ? ++nref : 0;
+		if (tp_queued(b) > 256)
+			POLL_UNTIL(a, b, 30, tp_queued(b) <= 64);
+	}
+	POLL_UNTIL(a, b, 60, s0.got >= n);
+	tp_mp_counts(b, 0, fr, &held);
+	tp_mp_counts(a, 1, (uint64_t[TP_MP_PATHS]){0}, &held);
+	is_int(fails, 0, "every send accepted");
+	is_int(s0.got, n, "%d fragments handed up exactly once (%.1f s)", n, now() - t0);
+	is_int(s0.order_bad, 0, "in send order");
+	is_int(s0.bad, 0, "every byte verified, header zero after its length");
+	ok(fr[0] > 0 && fr[1] > 0, "both paths carried fragments: tcp %llu, udp %llu",
+	   (unsigned long long)fr[0], (unsigned long long)fr[1]);
+	ok(held > 0, "%llu fragments overtook others across paths and waited their turn",
+	   (unsigned long long)held);
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+	free(pool);
+}
+
+/* A big fragment kept by reference on one path, then a small one with a cookie on the other:
+ * sent() for the small one must not come first, whichever path is the slow one. */
+static void sent_order(const char *policy)
+{
+	struct state s0 = {0}, s1 = {0};
+	char err[256] = "";
+	size_t big = 8u << 20;
+	unsigned char *buf = calloc(1, big), small[16] = {0};
+	struct hdr h = {0, (uint32_t)big, 0, 0};
+	uint64_t fr[TP_MP_PATHS] = {0}, held = 0;
+	tp_t *a, *b;
+
+	kvs_n = 0;
+	env(policy, NULL);
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	if (!a || !b || !buf) {
+		ok(0, "%s: endpoints %s", policy, err);
+		return;
+	}
+	h.crc = tp_crc32c(0, buf, big);
+	int rc1 = tp_send(b, 0, &h, sizeof(h), buf, big, (void *)0x10);
+	h = (struct hdr){1, sizeof small, tp_crc32c(0, small, sizeof small), 0};
+	int rc2 = tp_send(b, 0, &h, sizeof(h), small, sizeof small, (void *)0x20);
+	tp_mp_counts(b, 0, fr, &held);
+	ok(fr[0] == 1 && fr[1] == 1, "%s: one fragment on each path", policy);
+	is_int(rc1, 1, "the big one is kept by reference");
+	is_int(rc2, 1, "the small one reports later too (its turn comes after the big one)");
+	POLL_UNTIL(a, b, 20, s0.got == 2 && s1.nsent == 2);
+	is_int(s0.got, 2, "both delivered");
+	is_int(s0.bad + s0.order_bad, 0, "intact and in order");
+	ok(s1.nsent == 2 && s1.sent[0] == 0x10 && s1.sent[1] == 0x20,
+	   "sent(big) before sent(small): %#lx %#lx", (unsigned long)s1.sent[0],
+	   (unsigned long)s1.sent[1]);
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+	free(buf);
+}
+
+/* sched=weight: bytes split in the ratio of the weights. */
+static void weights(void)
+{
+	struct state s0 = {0}, s1 = {0};
+	char err[256] = "";
+	static unsigned char buf[32 * 1024];
+	uint64_t fr[TP_MP_PATHS] = {0}, held = 0;
+	tp_t *a, *b;
+
+	kvs_n = 0;
+	env("tcp*3,udp;sched=weight", NULL);
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	if (!a || !b) {
+		ok(0, "endpoints %s", err);
+		return;
+	}
+	for (int i = 0; i < 400; i++) {
+		struct hdr h = {(uint32_t)i, sizeof buf, 0, 0};
+		fill(buf, sizeof buf, (uint32_t)i);
+		h.crc = tp_crc32c(0, buf, sizeof buf);
+		int calls = s1.calls;
+		if (tp_send(b, 0, &h, sizeof(h), buf, sizeof buf, NULL) == 1)
+			POLL_UNTIL(a, b, 30, s1.calls > calls);
+	}
+	POLL_UNTIL(a, b, 30, s0.got == 400);
+	tp_mp_counts(b, 0, fr, &held);
+	is_int(s0.got + s0.bad + s0.order_bad, 400, "400 fragments of 32 KiB, intact, in order");
+	ok(fr[0] == 300 && fr[1] == 100, "tcp*3,udp: %llu on tcp, %llu on udp",
+	   (unsigned long long)fr[0], (unsigned long long)fr[1]);
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+}
+
+int main(void)
+{
+	policies();
+	stream("tcp,udp", "drop=0.05,corrupt=0.05,dup=0.05,reorder=0.05,seed=5", 6000);
+	stream("udp*1,tcp*1;sched=weight;small=udp;cutoff=1000", "drop=0.1,seed=9", 3000);
+	sent_order("tcp,udp;sched=weight;cutoff=0");
+	sent_order("udp,tcp;sched=weight;cutoff=0");
+	weights();
+	return done_testing();
+}
