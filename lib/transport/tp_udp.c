@@ -199,6 +199,7 @@ struct tp_udp {
 	size_t rxsz;
 	struct mmsghdr mm[BATCH];
 	int gro; /* UDP_GRO on the route sockets: one read may hold a run of datagrams */
+	int *act, nact; /* peers contacted so far (known): progress walks only these */
 	/* buffers for packets held out of order, kept for reuse: malloc and free per packet cost a
 	 * munmap with a cross-CPU TLB flush now and then (the probe thread makes us threaded) */
 	unsigned char **hpool;
@@ -780,6 +781,7 @@ static int peer_init(struct tp_udp *u, int peer)
 	for (int k = 0; k < p->nr; k++)
 		p->r[k].wstart = now_us();
 	p->known = 1;
+	u->act[u->nact++] = peer;
 	return 0;
 bad:
 	snprintf(u->tp->err, sizeof(u->tp->err),
@@ -945,9 +947,10 @@ struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen)
 	u->thr_fi.rng ^= 0x5bd1e995u + (uint64_t)u->me;
 	u->fi.rng += (uint64_t)u->me * 0x9e3779b97f4a7c15ull;
 	u->p = calloc((size_t)u->size, sizeof(*u->p));
+	u->act = calloc((size_t)u->size, sizeof(*u->act));
 	u->dq = calloc(4096, sizeof(*u->dq));
 	u->scratch = malloc(UDP_PAYLOAD + 64);
-	if (!u->p || !u->dq || !u->scratch) {
+	if (!u->p || !u->act || !u->dq || !u->scratch) {
 		snprintf(err, errlen, "udp: out of memory");
 		goto fail;
 	}
@@ -1646,7 +1649,8 @@ static int timers(struct tp_udp *u, uint64_t now)
 {
 	uint64_t next = now + 100000;
 
-	for (int peer = 0; peer < u->size; peer++) {
+	for (int ai = 0; ai < u->nact; ai++) {
+		int peer = u->act[ai];
 		struct peer *p = &u->p[peer];
 		int owed = p->known && p->una < p->next_seq;
 		if (!p->known)
@@ -1853,10 +1857,9 @@ int tp_udp_poll(struct tp_udp *u)
 		dq_flush(u, now);
 	if (u->reliable && now >= u->next_timer && timers(u, now) < 0)
 		return -1;
-	for (int peer = 0; peer < u->size; peer++) {
+	for (int ai = 0; ai < u->nact; ai++) {
+		int peer = u->act[ai];
 		struct peer *p = &u->p[peer];
-		if (!p->known)
-			continue;
 		if (p->cur) {
 			fill_window(u, peer);
 			if (p->cur && u->reliable)
@@ -2043,6 +2046,7 @@ void tp_udp_destroy(struct tp_udp *u, int timeout_ms)
 		free(u->hpool[i]);
 	free(u->hpool);
 	free(u->p);
+	free(u->act);
 	free(u);
 	errno = e;
 }
