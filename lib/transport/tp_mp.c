@@ -334,7 +334,7 @@ int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 	p->bytes[path] += len;
 	p->added[path] += len;
 	if (!d)
-		return 0;
+		return rc; /* copied (a path keeps no untracked payload by reference) */
 	if (rc == 1) {
 		d->report = 1;
 		return 1;

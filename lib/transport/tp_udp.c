@@ -43,7 +43,7 @@
 #define DUPTHRESH     3       /* later packets acknowledged on the same route: a hole is lost */
 #define BATCH         32      /* datagrams per recvmmsg */
 #define UDP_PAYLOAD   65507   /* largest IPv4 UDP payload */
-#define RTO_MIN       2000    /* us */
+#define RTO_MIN       1000    /* us */
 #define RTO_INIT      20000   /* us, before the first RTT sample */
 #define RTO_MAX       1000000 /* us: the truncation of the exponential backoff */
 #define TIMEOUT_BURST 16      /* packets per peer resent at one timer tick */
@@ -198,7 +198,7 @@ struct tp_udp {
 	unsigned char *rxb;
 	size_t rxsz;
 	struct mmsghdr mm[BATCH];
-	int gro; /* UDP_GRO on the route sockets: one read may hold a run of datagrams */
+	int gro;        /* UDP_GRO on the route sockets: one read may hold a run of datagrams */
 	int *act, nact; /* peers contacted so far (known): progress walks only these */
 	/* buffers for packets held out of order, kept for reuse: malloc and free per packet cost a
 	 * munmap with a cross-CPU TLB flush now and then (the probe thread makes us threaded) */
@@ -1062,6 +1062,8 @@ static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri, int batc
 	s->tsent = now;
 	back = p->rto << (s->nsend - 1 < 6 ? s->nsend - 1 : 6);
 	s->deadline = now + (back > RTO_MAX ? RTO_MAX : back);
+	if (s->deadline < u->next_timer) /* an idle endpoint's next tick is up to 100 ms away */
+		u->next_timer = s->deadline;
 	r->sent++;
 	r->sent_since_up++;
 	if (!r->owed_since)
@@ -1335,6 +1337,20 @@ static void rtt_sample(struct peer *p, uint64_t rtt)
 		p->rto = RTO_MIN;
 	if (p->rto > RTO_MAX)
 		p->rto = RTO_MAX;
+}
+
+/* A cumulative ack carried by data (ping-pong traffic needs no ACK datagrams): an RTT sample
+ * from the newest packet it covers when that one was sent once (Karn). Without it the RTO stayed
+ * at its 20 ms start and every loss in a ping-pong cost that much. */
+static void cum_rtt(struct peer *p, uint64_t cum, uint64_t now)
+{
+	struct spkt *s;
+
+	if (cum < p->una || cum >= p->next_seq)
+		return;
+	s = &p->win[cum % WIN];
+	if (!s->acked && s->seq == cum && s->nsend == 1 && s->tsent <= now)
+		rtt_sample(p, now - s->tsent);
 }
 
 /* Holes below packets the receiver holds were lost (or are late): send them again now rather
@@ -1761,6 +1777,7 @@ static int on_datagram(struct tp_udp *u, unsigned char *b, size_t n, int lr, uin
 	p->last_heard = now;
 	switch (h.type) {
 	case P_DATA:
+		cum_rtt(p, h.cum, now);
 		handle_cum(u, peer, h.cum, now);
 		return on_data(u, peer, &h, b + sizeof(h), lr);
 	case P_ACK:
