@@ -28,6 +28,7 @@ int cmd_mpiexec(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_wipe(int argc, char **argv);
 int cmd_mpicc(int argc, char **argv);
+int cmd_mpicxx(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 int cmd_grow(int argc, char **argv);
 int cmd_recon(int argc, char **argv);

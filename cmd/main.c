@@ -104,6 +104,8 @@ const struct cmd cmd_table[] = {
 	{"mpiexec", "mpiexec mpirun", "run a parallel job (on a local transient universe if none is booted)",
 	 NULL, cmd_mpiexec, 0},
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
+	{"mpicxx", "mpicxx mpic++", "compile and link a C++ program against lamkit's MPI library", NULL,
+	 cmd_mpicxx, 0},
 	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)",
 	 "lamkit agent --boot ADDR[,ADDR...]:PORT --universe ID --node N [--tmpdir DIR]\n"
 	 "             [--foreground] [--recon | --wipe [-n] [--purge]]\n"

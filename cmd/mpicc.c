@@ -1,7 +1,8 @@
-/* cmd/mpicc.c: `lamkit mpicc`: compile and link C programs against lamkit's mpi.h and
- * libmpi.a, found next to the binary (release: bin/../include, bin/../lib; build tree:
- * out/include, out/lib). Default: the system cc with the glibc libraries; -musl: musl-gcc
- * with the musl libraries and -static, a program that needs nothing on the nodes. */
+/* cmd/mpicc.c: `lamkit mpicc` and `lamkit mpicxx`: compile and link C (C++) programs against
+ * lamkit's mpi.h and libmpi.a, found next to the binary (release: bin/../include, bin/../lib;
+ * build tree: out/include, out/lib). Default: the system cc (c++) with the glibc libraries;
+ * -musl (C only): musl-gcc with the musl libraries and -static, a program that needs nothing on
+ * the nodes. mpi.h is plain C inside extern "C", so C++ programs use the same library. */
 #include "cmd.h"
 #include "core.h"
 
@@ -20,6 +21,14 @@ static const char usage[] =
     "  -musl   use musl-gcc and link statically against the musl build of the libraries\n"
     "The compiler is $LAMKIT_CC (default cc, or musl-gcc with -musl). Compile-only runs\n"
     "(-c, -E, -S, -M) get no libraries.\n";
+
+static const char usage_cxx[] =
+    "lamkit mpicxx [-show] [COMPILER ARGS...]\n"
+    "Runs the C++ compiler with lamkit's MPI headers and libraries added (the C API of\n"
+    "mpi.h; there are no MPI C++ bindings, which MPI-3 removed):\n"
+    "  -show   print the command instead of running it\n"
+    "The compiler is $LAMKIT_CXX (default c++). Compile-only runs (-c, -E, -S, -M) get no\n"
+    "libraries. -musl is refused: Debian has no musl C++ toolchain.\n";
 
 static int is_dir_with(const char *dir, const char *file)
 {
@@ -67,18 +76,20 @@ static int compile_only(int argc, char **argv)
 	return 0;
 }
 
-int cmd_mpicc(int argc, char **argv)
+static int compile(const char *name, int cxx, int argc, char **argv)
 {
 	char prefix[PATH_MAX], inc[PATH_MAX + 16], lib[PATH_MAX + 16];
 	int show = 0, musl = 0, n = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-help"))) {
-		printf("usage: %s", usage);
+		printf("usage: %s", cxx ? usage_cxx : usage);
 		return 0;
 	}
 	if (find_prefix(prefix, sizeof prefix) < 0) {
-		fprintf(stderr, "lamkit mpicc: cannot find include/mpi.h next to the lamkit binary "
-		                "(expected BIN/../include or BIN/include)\n");
+		fprintf(stderr,
+		        "lamkit %s: cannot find include/mpi.h next to the lamkit binary "
+		        "(expected BIN/../include or BIN/include)\n",
+		        name);
 		return 1;
 	}
 	char **args = calloc((size_t)argc + 16, sizeof *args);
@@ -90,8 +101,15 @@ int cmd_mpicc(int argc, char **argv)
 		else if (!strcmp(argv[i], "-musl"))
 			musl = 1;
 	}
-	const char *cc = getenv("LAMKIT_CC");
-	args[n++] = (char *)(cc && *cc ? cc : musl ? "musl-gcc" : "cc");
+	if (cxx && musl) {
+		fprintf(stderr,
+		        "lamkit mpicxx: -musl is for C programs only (Debian has no musl C++ "
+		        "toolchain); build without it, or set LAMKIT_CXX to one\n");
+		free(args);
+		return CORE_EXIT_USAGE;
+	}
+	const char *cc = getenv(cxx ? "LAMKIT_CXX" : "LAMKIT_CC");
+	args[n++] = (char *)(cc && *cc ? cc : cxx ? "c++" : musl ? "musl-gcc" : "cc");
 	snprintf(inc, sizeof inc, "-I%s/include", prefix);
 	args[n++] = inc;
 	for (int i = 1; i < argc; i++)
@@ -116,7 +134,17 @@ int cmd_mpicc(int argc, char **argv)
 		return 0;
 	}
 	execvp(args[0], args);
-	fprintf(stderr, "lamkit mpicc: cannot run %s: %s\n", args[0], strerror(errno));
+	fprintf(stderr, "lamkit %s: cannot run %s: %s\n", name, args[0], strerror(errno));
 	free(args);
 	return 127;
+}
+
+int cmd_mpicc(int argc, char **argv)
+{
+	return compile("mpicc", 0, argc, argv);
+}
+
+int cmd_mpicxx(int argc, char **argv)
+{
+	return compile("mpicxx", 1, argc, argv);
 }

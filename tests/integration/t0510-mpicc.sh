@@ -22,4 +22,18 @@ if command -v mpiexec.hydra >/dev/null; then
 	like "$(cd "$T" && timeout 60 mpiexec.hydra -n 2 "$T/ring_g" 2)" "ring: OK laps=2 size=2" "and under MPICH's mpiexec.hydra (through our libpmi)"
 fi
 err=$("$MPICC" mpicc -o "$T/bad" "$T/nonexistent.c" 2>&1); ok $((! $?)) "a compiler error is passed through as a failure"
+
+# mpicxx: C++ programs against the same library (mpi.h's C API inside extern "C")
+like "$("$MPICC" mpicxx -show -O2 -o x x.cc)" "^c\+\+ -I.*/out/include -O2 -o x x.cc -L.*/out/lib -lmpi -ltransport -lpmi -lm$" \
+	"mpicxx -show: the C++ compiler, the same flags"
+if command -v c++ >/dev/null; then
+	"$MPICC" mpicxx -Wall -Wextra -Werror -O2 -o "$T/hello_cc" "$src/hello_cxx.cc"
+	ok $? "a C++ program compiles warning-free against mpi.h"
+	is "$(lkx -n 3 "$T/hello_cc")" "c++ hello: 3 ranks, sum 3" "and runs under lamkit mpiexec"
+fi
+ln -s "$MPICC" "$T/mpic++"
+like "$("$T/mpic++" -show x.cc)" "^c\+\+ " "the mpic++ symlink works"
+out=$("$MPICC" mpicxx -musl x.cc 2>&1); rc=$?
+is "$rc" 100 "mpicxx -musl is refused"
+like "$out" "-musl is for C programs only" "in one line that says why"
 done_testing
