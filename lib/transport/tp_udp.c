@@ -954,7 +954,7 @@ struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen)
 		snprintf(err, errlen, "udp: out of memory");
 		goto fail;
 	}
-	u->gro = env_u64("LAMKIT_UDP_GRO", 1) != 0;
+	u->gro = env_u64("LAMKIT_UDP_GRO", 0) != 0; /* measured: see doc section 5.4 */
 	if (open_routes(u, err, errlen) < 0)
 		goto fail;
 	rx = 0;
