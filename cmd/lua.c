@@ -1,4 +1,5 @@
 /* cmd/lua.c: `lamkit lua SCRIPT` and `lamkit lua-dump DIR`. */
+#include "bootlua.h"
 #include "cmd.h"
 #include "core.h"
 #include "lua_host.h"
@@ -18,6 +19,7 @@ int cmd_lua(int argc, char **argv)
 		fprintf(stderr, "lamkit lua: %s\n", err);
 		return CORE_EXIT_SYSTEM;
 	}
+	bootlua_register(L); /* scripts see what boot's Lua sees (lamkit.tp_check) */
 	int rc = core_lua_run_file(L, argv[1], argc - 1, argv + 1, &status, err, sizeof err);
 	core_lua_close(L);
 	if (rc < 0) {

@@ -96,12 +96,16 @@ bad("win.lua", '\n\nwindow = 1.5\n', "3: window must be a positive integer, not 
 bad("to.lua", 'timeout = 0\n', "1: timeout must be a positive number of seconds, not 0",
   "timeout 0")
 bad("boot.lua", 'boot = 3\n', "1: boot must be a module name string, not 3", "boot type")
+bad("tp.lua", 'transport = 5\n', "1: transport must be a policy string such as \"shm+tcp,udp\" " ..
+  "or a function(job) returning one, not 5", "transport type")
+bad("tp2.lua", 'transport = "shm+tcp,carrier-pigeon"\n', "1: transport 'shm+tcp,carrier-pigeon': " ..
+  "'carrier-pigeon' is not a path (tcp or udp, each once, *WEIGHT 1-1000)", "transport policy checked")
 bad("typo.lua", 'algoritm = "tree"\n',
   "1: unknown setting 'algoritm' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "ship, promiscuous, rte, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
+  "ship, promiscuous, rte, transport, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
 bad("typo2.lua", 'sssh = { port = 1 }\n',
   "1: unknown setting 'sssh' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "ship, promiscuous, rte, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
+  "ship, promiscuous, rte, transport, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
 bad("builtin.lua", 'node = 1\n', "1: cannot assign to built-in 'node'", "assign to a built-in")
 bad("host.lua", 'node "bad host" { }\n', "1: 'bad host' is not a valid host name", "bad host")
 bad("host2.lua", 'node "-oProxyCommand=x"\n', "1: '-oProxyCommand=x' is not a valid host name",
