@@ -121,7 +121,9 @@ out=$(lk shrink n4 2>&1); is $? 1 "shrink of a node not in the universe fails"
 # clean: every rank ends, the agents stay
 (cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec -n 6 sleep 52 >"$T/c.out" 2>&1) &
 jc=$!
-for _ in $(seq 100); do [ "$(lk ps 2>/dev/null | grep -c 'sleep 52')" -ge 6 ] && break; sleep 0.1; done
+# (a loaded machine, load 20 on 2 CPUs, took over 10 s to start them all: wait up to 40 s)
+for _ in $(seq 400); do [ "$(lk ps 2>/dev/null | grep -c 'sleep 52')" -ge 6 ] && break; sleep 0.1; done
+is "$(lk ps 2>/dev/null | grep -c 'sleep 52')" 6 "six ranks running before clean"
 ranks=$(lk ps 2>/dev/null | awk 'NR > 1 {print $5}')
 out=$(lk clean 2>&1); rc=$?
 is "$rc" 0 "clean"
