@@ -372,16 +372,17 @@ static int next_int(struct cursor *cur, const char *key, int lo, int hi, int *ou
 	return 0;
 }
 
-/* Run one subcmd through ops->spawn. 0, -1 on a malformed request (why set), 1 when the
- * owner refused it. */
-static int spawn_one(pmi_conn_t *c, struct cursor *cur, int npre, char **pre, const char **why)
+/* Parse one subcmd into cmd; its argv and info arrays are taken from the pointer pool at
+ * *pool (advanced). 0, or -1 with why set. */
+static int spawn_one(struct cursor *cur, struct pmi_spawn_cmd *cmd, char ***pool, char **end,
+                     const char **why)
 {
-	int nprocs, argc, ninfo = 0, rc;
+	int nprocs, argc, ninfo = 0;
 	const char *exe = next_val(cur, "subcmd", -1);
-	char *argv[SPAWN_LIST_MAX + 1];
+	char **argv = *pool, **info;
 
 	if (!exe || !*exe || next_int(cur, "maxprocs", 1, 1 << 20, &nprocs) < 0 ||
-	    next_int(cur, "argc", 0, SPAWN_LIST_MAX, &argc) < 0) {
+	    next_int(cur, "argc", 0, SPAWN_LIST_MAX, &argc) < 0 || argv + argc + 1 > end) {
 		*why = "bad_subcmd";
 		return -1;
 	}
@@ -393,58 +394,96 @@ static int spawn_one(pmi_conn_t *c, struct cursor *cur, int npre, char **pre, co
 		}
 	}
 	argv[argc] = NULL;
+	info = argv + argc + 1;
 	if (cur->i < cur->m->n && strcmp(cur->m->kv[cur->i].key, "infokeycount") == 0) {
-		if (next_int(cur, "infokeycount", 0, SPAWN_LIST_MAX, &ninfo) < 0) {
+		if (next_int(cur, "infokeycount", 0, SPAWN_LIST_MAX, &ninfo) < 0 ||
+		    info + 2 * ninfo + 1 > end) {
 			*why = "bad_infokeycount";
 			return -1;
 		}
 		for (int i = 0; i < ninfo; i++) {
-			if (!next_val(cur, "infokey", i) || !next_val(cur, "infoval", i)) {
+			info[2 * i] = (char *)next_val(cur, "infokey", i);
+			info[2 * i + 1] = (char *)next_val(cur, "infoval", i);
+			if (!info[2 * i] || !info[2 * i + 1]) {
 				*why = "bad_info";
 				return -1;
 			}
 		}
 	}
-	if (!c->s->ops.spawn)
-		return 1;
-	rc = c->s->ops.spawn(c->s->arg, c, nprocs, exe, argc, argv, npre, pre);
-	return rc == 0 ? 0 : 1;
+	info[2 * ninfo] = NULL;
+	*pool = info + 2 * ninfo + 1;
+	*cmd = (struct pmi_spawn_cmd){exe, nprocs, argc, argv, ninfo, info};
+	return 0;
 }
 
+static const char spawn_resp[] = "spawn-response";
+
+void pmi2_srv_spawn_done(pmi_conn_t *c, int rc, const char *jobid, const char *why)
+{
+	struct pmi2_out o;
+
+	if (rc != 0) {
+		reply_rc(c, spawn_resp, -1, why && *why ? why : "spawn_failed");
+		return;
+	}
+	pmi2_out_begin(&o, spawn_resp);
+	pmi2_out_add(&o, "rc", "0");
+	pmi2_out_add(&o, "jobid", jobid ? jobid : "");
+	send_out(c, &o, spawn_resp);
+}
+
+/* The whole request goes to ops->spawn in one call; it answers through
+ * pmi_conn_spawn_done() (now or later), or refuses by returning nonzero. */
 static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 {
-	static const char cmd[] = "spawn-response";
 	struct cursor cur = {m, 1};
-	int ncmds, npre, refused = 0;
-	const char *why = NULL;
+	int ncmds, npre, rc = -1;
+	const char *why = "bad_subcmd";
 	char *pre[2 * SPAWN_LIST_MAX];
 
+	if (c->spawn_wait)
+		return pmi_srv_fail(c, "spawn before the previous spawn-response");
 	if (cur.i < m->n && strcmp(m->kv[cur.i].key, "thrid") == 0)
 		cur.i++;
 	if (next_int(&cur, "ncmds", 1, SPAWN_LIST_MAX, &ncmds) < 0 ||
 	    next_int(&cur, "preputcount", 0, SPAWN_LIST_MAX, &npre) < 0)
-		return reply_rc(c, cmd, -1, "bad_ncmds_or_preputcount");
+		return reply_rc(c, spawn_resp, -1, "bad_ncmds_or_preputcount");
 	for (int i = 0; i < npre; i++) {
 		pre[2 * i] = (char *)next_val(&cur, "ppkey", i);
 		pre[2 * i + 1] = (char *)next_val(&cur, "ppval", i);
 		if (!pre[2 * i] || !pre[2 * i + 1])
-			return reply_rc(c, cmd, -1, "bad_preput");
+			return reply_rc(c, spawn_resp, -1, "bad_preput");
+	}
+	/* every argv/info pointer comes from the message's pairs: m->n bounds them all */
+	size_t npool = m->n + 2 * (size_t)ncmds + 1;
+	struct pmi_spawn_cmd *cmds = calloc((size_t)ncmds, sizeof(*cmds));
+	char **pool = calloc(npool, sizeof(*pool)), **p = pool;
+	if (!cmds || !pool) {
+		free(cmds);
+		free(pool);
+		return reply_rc(c, spawn_resp, -1, "out_of_memory");
 	}
 	for (int i = 0; i < ncmds; i++) {
-		int r = spawn_one(c, &cur, npre, pre, &why);
-		if (r < 0)
-			return reply_rc(c, cmd, -1, why);
-		refused |= r;
+		if (spawn_one(&cur, &cmds[i], &p, pool + npool, &why) < 0) {
+			free(cmds);
+			free(pool);
+			return reply_rc(c, spawn_resp, -1, why);
+		}
+	}
+	int served = c->s->ops.spawn != NULL;
+	if (served) {
+		c->spawn_wait = 1;
+		rc = c->s->ops.spawn(c->s->arg, c, ncmds, cmds, npre, pre);
+	}
+	free(cmds);
+	free(pool);
+	if (rc != 0 && (c->spawn_wait || !served)) {
+		c->spawn_wait = 0;
 		if (c->doomed || !c->s)
 			return 0;
+		return reply_rc(c, spawn_resp, -1, served ? "spawn_failed" : "spawn_not_served");
 	}
-	if (refused)
-		return reply_rc(c, cmd, -1, "spawn_failed");
-	struct pmi2_out o;
-	pmi2_out_begin(&o, cmd);
-	pmi2_out_add(&o, "rc", "0");
-	pmi2_out_add(&o, "jobid", c->s->kvsname);
-	return send_out(c, &o, cmd);
+	return 0;
 }
 
 /* }==== */

@@ -313,34 +313,72 @@ static int h_singinit(pmi_conn_t *c, const char *line, size_t len)
 	return reply(c, "cmd=singinit_info versionok=yes stdio=no kvsname=%s", c->s->kvsname);
 }
 
-/* endcmd: parse the block, run it, answer once the last block of the request is in. */
+static void spawn_drop(pmi_conn_t *c)
+{
+	pmi_spawn_free(c->spawn);
+	c->spawn = NULL;
+	for (int i = 0; i < c->nsblk; i++)
+		pmi_spawn_free(c->sblk[i]);
+	c->nsblk = 0;
+}
+
+/* endcmd: parse the block and keep it; once the last block of the request is in, hand the
+ * whole request to ops->spawn, which answers now (refused) or later (pmi_conn_spawn_done). */
 static int spawn_end(pmi_conn_t *c)
 {
-	struct pmi_spawn_req req;
+	struct pmi_spawn_req req[PMI_SPAWN_BLOCKS_MAX];
+	struct pmi_spawn_cmd cmd[PMI_SPAWN_BLOCKS_MAX];
 	char why[32];
 	pmi_server_t *s = c->s;
 	int rc = -1;
 
-	if (pmi_spawn_parse(c->spawn, &req, why, sizeof(why)) < 0) {
-		pmi_spawn_free(c->spawn);
-		c->spawn = NULL;
-		c->spawn_rc = 0;
+	if (pmi_spawn_parse(c->spawn, &req[0], why, sizeof(why)) < 0) {
+		spawn_drop(c);
 		return reply(c, "cmd=spawn_result rc=-1 msg=%s", why);
 	}
-	if (s->ops.spawn)
-		rc = s->ops.spawn(s->arg, c, req.nprocs, req.exe, req.argc, req.argv, req.npreput,
-		                  req.preput) == 0
-		         ? 0
-		         : -1;
-	if (rc != 0)
-		c->spawn_rc = -1;
-	pmi_spawn_free(c->spawn);
+	if (c->nsblk >= PMI_SPAWN_BLOCKS_MAX || req[0].totspawns > PMI_SPAWN_BLOCKS_MAX) {
+		spawn_drop(c);
+		return reply(c, "cmd=spawn_result rc=-1 msg=too_many_blocks");
+	}
+	c->sblk[c->nsblk++] = c->spawn;
 	c->spawn = NULL;
-	if (req.spawnssofar < req.totspawns)
+	if (req[0].spawnssofar < req[0].totspawns)
 		return 0; /* more blocks of the same request follow */
-	rc = c->spawn_rc;
-	c->spawn_rc = 0;
-	return reply(c, "cmd=spawn_result rc=%d", rc);
+	for (int i = 0; i < c->nsblk; i++) {
+		pmi_spawn_parse(c->sblk[i], &req[i], why, sizeof(why)); /* parsed once already */
+		cmd[i] = (struct pmi_spawn_cmd){req[i].exe,  req[i].nprocs, req[i].argc,
+		                                req[i].argv, req[i].ninfo,  req[i].info};
+	}
+	if (!s->ops.spawn) {
+		spawn_drop(c);
+		return reply(c, "cmd=spawn_result rc=-1 msg=spawn_not_served");
+	}
+	c->spawn_wait = 1;
+	rc = s->ops.spawn(s->arg, c, c->nsblk, cmd, req[0].npreput, req[0].preput);
+	spawn_drop(c);
+	if (rc != 0 && c->spawn_wait) {
+		c->spawn_wait = 0;
+		return reply(c, "cmd=spawn_result rc=-1 msg=spawn_failed");
+	}
+	return 0;
+}
+
+int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *why)
+{
+	if (!c || !c->spawn_wait) {
+		errno = EINVAL;
+		return -1;
+	}
+	c->spawn_wait = 0;
+	if (c->v2) {
+		pmi2_srv_spawn_done(c, rc, kvsname, why);
+		return 0;
+	}
+	if (rc == 0)
+		reply(c, "cmd=spawn_result rc=0");
+	else
+		reply(c, "cmd=spawn_result rc=-1 msg=%s", why && *why ? why : "spawn_failed");
+	return 0;
 }
 
 /* A line while collecting a spawn block (or its first line). */
@@ -349,6 +387,8 @@ static int spawn_line(pmi_conn_t *c, const char *line, size_t len, int first)
 	if (first) {
 		if (c->spawn)
 			return pmi_srv_fail(c, "mcmd=spawn inside a spawn block");
+		if (c->spawn_wait)
+			return pmi_srv_fail(c, "mcmd=spawn before the previous spawn_result");
 		c->spawn = pmi_spawn_new();
 		if (!c->spawn)
 			return pmi_srv_fail(c, "out of memory for a spawn block");
@@ -500,7 +540,7 @@ static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 
 static void conn_free(pmi_conn_t *c)
 {
-	pmi_spawn_free(c->spawn);
+	spawn_drop(c);
 	pmi2_srv_conn_free(c);
 	free(c);
 }

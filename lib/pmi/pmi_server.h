@@ -16,6 +16,16 @@ typedef struct pmi_conn pmi_conn_t;     /* one client connection (normally one r
 /* Callbacks run inside pmi_conn_feed / pmi_server_fence_done. They may pmi_conn_destroy()
  * the conn they were given (freeing is deferred until pmi_conn_feed returns), but must not
  * destroy other conns or the server. */
+/* One command (app) of a spawn request. */
+struct pmi_spawn_cmd {
+	const char *exe;
+	int nprocs;
+	int argc;
+	char *const *argv; /* argc arguments without the executable, NULL-terminated */
+	int ninfo;
+	char *const *info; /* 2 * ninfo strings: key0, value0, ... (host, wdir, path, ...) */
+};
+
 struct pmi_server_ops {
 	/* Send one reply (a complete line ending in '\n') to conn's client. Required. */
 	void (*send)(void *arg, pmi_conn_t *c, const char *line, size_t len);
@@ -32,13 +42,14 @@ struct pmi_server_ops {
 	/* conn broke the protocol (oversize line, garbage, PMI-2 init, ...): the owner must close
 	 * it and may end the job. `msg` is one line naming what was wrong. Required. */
 	void (*error)(void *arg, pmi_conn_t *c, const char *msg);
-	/* mcmd=spawn block: argv-style request. Optional; NULL replies spawn_result rc=-1.
-	 * argv holds the argc arguments without the executable (NULL-terminated); preput_kv
-	 * holds 2 * npreput strings: key0, value0, key1, value1, ... Return 0 on success.
-	 * A request of several blocks (totspawns > 1) calls this once per block and gets one
-	 * spawn_result after the last. */
-	int (*spawn)(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int argc,
-	             char *const argv[], int npreput, char *const preput_kv[]);
+	/* A whole spawn request: PMI-1's totspawns mcmd=spawn blocks or PMI-2's ncmds subcmds,
+	 * one call (one new job, MPI_Comm_spawn_multiple's apps in order). preput_kv holds
+	 * 2 * npreput strings: key0, value0, ... (PMI-1: the first block's). Everything is valid
+	 * only during the call. Return 0 when accepted: the owner answers later (or from inside
+	 * this call) with pmi_conn_spawn_done(); any other value answers rc=-1 at once.
+	 * Optional; NULL answers rc=-1. */
+	int (*spawn)(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_cmd *cmds,
+	             int npreput, char *const preput_kv[]);
 	/* lamkit's resource registration (doc/PROTOCOL-pmi.md part 4): op is one of
 	 * PMI_RES_REGISTER, PMI_RES_RELEASE_BEGIN, PMI_RES_RELEASE_END; kind "shm", "file" or
 	 * "pid"; name the segment, path or pid as sent (checked by the owner). Return 0, or -1
@@ -89,6 +100,10 @@ void pmi_conn_start_singinit(pmi_conn_t *c);
 int pmi_conn_feed(pmi_conn_t *c, const char *buf, size_t len);
 
 /* conn's rank (-1 before initack), and whether it sent init / finalize. */
+/* Answer conn's pending spawn request (ops->spawn returned 0): rc 0 with the new job's
+ * kvsname (PMI-2's jobid), or rc != 0 with a one-word reason (may be NULL). 0, or -1 with
+ * errno EINVAL when no spawn is pending on c. */
+int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *why);
 int pmi_conn_rank(const pmi_conn_t *c);
 int pmi_conn_initialized(const pmi_conn_t *c);
 int pmi_conn_finalized(const pmi_conn_t *c);

@@ -5,6 +5,7 @@
 #include "pmi2_wire.h"
 #include "pmi_kvs.h"
 #include "pmi_server.h"
+#include "pmi_spawn.h"
 
 struct pmi_server {
 	struct pmi_server_cfg cfg;
@@ -31,8 +32,10 @@ struct pmi_conn {
 	unsigned v2full : 1; /* PMI-2 fullinit done */
 	int busy;
 	void *data;
-	struct pmi_spawn *spawn; /* collecting an mcmd=spawn block */
-	int spawn_rc;            /* worst rc over the blocks of one spawn request */
+	struct pmi_spawn *spawn;                      /* collecting an mcmd=spawn block */
+	struct pmi_spawn *sblk[PMI_SPAWN_BLOCKS_MAX]; /* the request's finished blocks */
+	int nsblk;
+	unsigned spawn_wait : 1; /* ops->spawn accepted: pmi_conn_spawn_done() answers */
 	char *nawait;            /* PMI-2: key this conn waits for in info-getnodeattr */
 	char hdr[PMI2_HDR_LEN];  /* PMI-2: header bytes so far */
 	size_t hlen;
@@ -60,6 +63,8 @@ PMI_INTERNAL int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_
 PMI_INTERNAL int pmi2_srv_feed(pmi_conn_t *c, const char *buf, size_t len);
 /* The fence ended: answer a PMI-2 conn waiting in kvs-fence. */
 PMI_INTERNAL void pmi2_srv_fence_out(pmi_conn_t *c);
+/* Answer a PMI-2 conn's pending spawn. */
+PMI_INTERNAL void pmi2_srv_spawn_done(pmi_conn_t *c, int rc, const char *jobid, const char *why);
 /* Free a conn's PMI-2 buffers. */
 PMI_INTERNAL void pmi2_srv_conn_free(pmi_conn_t *c);
 

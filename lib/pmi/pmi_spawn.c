@@ -13,6 +13,7 @@ struct pmi_spawn {
 	const char *val[PMI_SPAWN_FIELDS_MAX];
 	char *argv[PMI_SPAWN_LIST_MAX + 1];
 	char *preput[2 * PMI_SPAWN_LIST_MAX + 1];
+	char *info[2 * PMI_SPAWN_LIST_MAX + 1];
 	char text[PMI_SPAWN_BYTES_MAX];
 };
 
@@ -121,7 +122,6 @@ static int bad(char *err, size_t errlen, const char *why)
 int pmi_spawn_parse(struct pmi_spawn *sp, struct pmi_spawn_req *req, char *err, size_t errlen)
 {
 	const int L = PMI_SPAWN_LIST_MAX;
-	char *info[2 * PMI_SPAWN_LIST_MAX];
 
 	memset(req, 0, sizeof(*req));
 	if (int_field(sp, "nprocs", 1, PMI_SPAWN_NPROCS_MAX, -1, &req->nprocs) < 0)
@@ -144,8 +144,10 @@ int pmi_spawn_parse(struct pmi_spawn *sp, struct pmi_spawn_req *req, char *err, 
 	sp->preput[2 * req->npreput] = NULL;
 	req->preput = sp->preput;
 	if (int_field(sp, "info_num", 0, L, 0, &req->ninfo) < 0 ||
-	    list_fields(sp, "info_key_%d", req->ninfo, 0, info, 2) < 0 ||
-	    list_fields(sp, "info_val_%d", req->ninfo, 0, info + 1, 2) < 0)
+	    list_fields(sp, "info_key_%d", req->ninfo, 0, sp->info, 2) < 0 ||
+	    list_fields(sp, "info_val_%d", req->ninfo, 0, sp->info + 1, 2) < 0)
 		return bad(err, errlen, "bad_info");
+	sp->info[2 * req->ninfo] = NULL;
+	req->info = sp->info;
 	return 0;
 }

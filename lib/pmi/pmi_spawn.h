@@ -10,6 +10,7 @@
 #define PMI_SPAWN_FIELDS_MAX 512       /* key=value fields in one block */
 #define PMI_SPAWN_LIST_MAX   128       /* argcnt, preput_num, info_num upper bound */
 #define PMI_SPAWN_NPROCS_MAX (1 << 20) /* nprocs upper bound */
+#define PMI_SPAWN_BLOCKS_MAX 16        /* PMI-1 blocks (apps) in one spawn request */
 
 struct pmi_spawn;
 
@@ -21,7 +22,8 @@ struct pmi_spawn_req {
 	char **argv; /* argc arguments (without the executable), NULL-terminated */
 	int npreput;
 	char **preput; /* 2 * npreput entries: key0, val0, key1, val1, ... */
-	int ninfo;     /* info_key_i/info_val_i pairs seen (checked, not passed on) */
+	int ninfo;
+	char **info; /* 2 * ninfo entries: key0, val0, ... */
 	int totspawns, spawnssofar;
 };
 

@@ -18,6 +18,7 @@ static struct {
 	struct cbuf out[NCONN];
 	int nerr, nabort, nfin, nfence, nspawn, abort_code;
 	char lasterr[256], abort_msg[256], spawn_desc[512], res_desc[700];
+	pmi_conn_t *spawn_conn;
 } F;
 
 static void f_send(void *arg, pmi_conn_t *c, const char *line, size_t len)
@@ -64,20 +65,37 @@ static void f_error(void *arg, pmi_conn_t *c, const char *msg)
 	snprintf(F.lasterr, sizeof(F.lasterr), "%s", msg);
 }
 
-static int f_spawn(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int argc,
-                   char *const argv[], int npreput, char *const preput_kv[])
+/* Describe the request in F.spawn_desc: per command "N exe [arg].. {key=val}..", joined by
+ * " | ", then the preput pairs. Exe "fail" refuses; "later" leaves the answer pending (in
+ * F.spawn_conn); anything else answers at once with kvsname "kid-1". */
+static int f_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_cmd *cmds,
+                   int npreput, char *const preput_kv[])
 {
-	int n = snprintf(F.spawn_desc, sizeof(F.spawn_desc), "%d %s", nprocs, exe);
+	size_t n = 0, sz = sizeof(F.spawn_desc);
 
 	(void)arg;
-	(void)c;
-	for (int i = 0; i < argc; i++)
-		n += snprintf(F.spawn_desc + n, sizeof(F.spawn_desc) - (size_t)n, " [%s]", argv[i]);
-	for (int i = 0; i < npreput; i++)
-		n += snprintf(F.spawn_desc + n, sizeof(F.spawn_desc) - (size_t)n, " %s=%s",
-		              preput_kv[2 * i], preput_kv[2 * i + 1]);
+	F.spawn_desc[0] = '\0';
+	for (int k = 0; k < ncmds && n < sz; k++) {
+		const struct pmi_spawn_cmd *m = &cmds[k];
+		n += (size_t)snprintf(F.spawn_desc + n, sz - n, "%s%d %s", k ? " | " : "",
+		                      m->nprocs, m->exe);
+		for (int i = 0; i < m->argc && n < sz; i++)
+			n += (size_t)snprintf(F.spawn_desc + n, sz - n, " [%s]", m->argv[i]);
+		for (int i = 0; i < m->ninfo && n < sz; i++)
+			n += (size_t)snprintf(F.spawn_desc + n, sz - n, " {%s=%s}", m->info[2 * i],
+			                      m->info[2 * i + 1]);
+	}
+	for (int i = 0; i < npreput && n < sz; i++)
+		n += (size_t)snprintf(F.spawn_desc + n, sz - n, " %s=%s", preput_kv[2 * i],
+		                      preput_kv[2 * i + 1]);
 	F.nspawn++;
-	return 0;
+	if (strcmp(cmds[0].exe, "fail") == 0)
+		return -1;
+	if (strcmp(cmds[0].exe, "later") == 0) {
+		F.spawn_conn = c;
+		return 0;
+	}
+	return pmi_conn_spawn_done(c, 0, "kid-1", NULL);
 }
 
 /* Accepts kind "shm" only; records what it was asked. */
@@ -329,8 +347,17 @@ static void test_sequence(void)
 	/* spawn */
 	say2(c[0], "cmd=spawn;ncmds=1;preputcount=1;ppkey0=k;ppval0=v;subcmd=/bin/x;maxprocs=2;"
 	           "argc=2;argv0=a;argv1=b c;infokeycount=1;infokey0=wdir;infoval0=/;");
-	is_str(next2(0), "cmd=spawn-response;rc=0;jobid=lamkit-7;", "spawn");
-	is_str(F.spawn_desc, "2 /bin/x [a] [b c] k=v", "ops->spawn got the request");
+	is_str(next2(0), "cmd=spawn-response;rc=0;jobid=kid-1;", "spawn answers the new jobid");
+	is_str(F.spawn_desc, "2 /bin/x [a] [b c] {wdir=/} k=v", "ops->spawn got the request");
+	say2(c[0], "cmd=spawn;ncmds=2;preputcount=0;subcmd=later;maxprocs=1;argc=0;subcmd=/b;"
+	           "maxprocs=3;argc=1;argv0=z;infokeycount=1;infokey0=host;infoval0=n2;");
+	ok(F.out[0].len == F.out[0].pos && F.spawn_conn == c[0],
+	   "two commands accepted, answer pending");
+	is_str(F.spawn_desc, "1 later | 3 /b [z] {host=n2}", "both commands in one call");
+	is_int(pmi_conn_spawn_done(c[0], 1, NULL, "no_free_slots"), 0, "late answer");
+	is_str(next2(0), "cmd=spawn-response;rc=-1;errmsg=no_free_slots;", "late failure");
+	say2(c[0], "cmd=spawn;ncmds=1;preputcount=0;subcmd=fail;maxprocs=1;argc=0;");
+	is_str(next2(0), "cmd=spawn-response;rc=-1;errmsg=spawn_failed;", "refused at once");
 	say2(c[0], "cmd=spawn;ncmds=1;preputcount=0;subcmd=/bin/x;maxprocs=1;argc=2;argv0=a;");
 	is_str(next2(0), "cmd=spawn-response;rc=-1;errmsg=bad_argv;", "missing argv1");
 

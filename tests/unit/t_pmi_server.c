@@ -21,6 +21,7 @@ static struct {
 	char delta[8192];
 	size_t dlen;
 	char spawn_desc[512];
+	pmi_conn_t *spawn_conn;
 } F;
 
 static void f_send(void *arg, pmi_conn_t *c, const char *line, size_t len)
@@ -70,20 +71,37 @@ static void f_error(void *arg, pmi_conn_t *c, const char *msg)
 		pmi_conn_destroy(c);
 }
 
-static int f_spawn(void *arg, pmi_conn_t *c, int nprocs, const char *exe, int argc,
-                   char *const argv[], int npreput, char *const preput_kv[])
+/* Describe the request in F.spawn_desc: per command "N exe [arg].. {key=val}..", joined by
+ * " | ", then the preput pairs. Exe "fail" refuses; "later" leaves the answer pending (in
+ * F.spawn_conn); anything else answers at once with kvsname "kid-1". */
+static int f_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_cmd *cmds,
+                   int npreput, char *const preput_kv[])
 {
-	int n = snprintf(F.spawn_desc, sizeof(F.spawn_desc), "%d %s", nprocs, exe);
+	size_t n = 0, sz = sizeof(F.spawn_desc);
 
 	(void)arg;
-	(void)c;
-	for (int i = 0; i < argc; i++)
-		n += snprintf(F.spawn_desc + n, sizeof(F.spawn_desc) - (size_t)n, " [%s]", argv[i]);
-	for (int i = 0; i < npreput; i++)
-		n += snprintf(F.spawn_desc + n, sizeof(F.spawn_desc) - (size_t)n, " %s=%s",
-		              preput_kv[2 * i], preput_kv[2 * i + 1]);
+	F.spawn_desc[0] = '\0';
+	for (int k = 0; k < ncmds && n < sz; k++) {
+		const struct pmi_spawn_cmd *m = &cmds[k];
+		n += (size_t)snprintf(F.spawn_desc + n, sz - n, "%s%d %s", k ? " | " : "",
+		                      m->nprocs, m->exe);
+		for (int i = 0; i < m->argc && n < sz; i++)
+			n += (size_t)snprintf(F.spawn_desc + n, sz - n, " [%s]", m->argv[i]);
+		for (int i = 0; i < m->ninfo && n < sz; i++)
+			n += (size_t)snprintf(F.spawn_desc + n, sz - n, " {%s=%s}", m->info[2 * i],
+			                      m->info[2 * i + 1]);
+	}
+	for (int i = 0; i < npreput && n < sz; i++)
+		n += (size_t)snprintf(F.spawn_desc + n, sz - n, " %s=%s", preput_kv[2 * i],
+		                      preput_kv[2 * i + 1]);
 	F.nspawn++;
-	return strcmp(exe, "fail") == 0 ? -1 : 0;
+	if (strcmp(cmds[0].exe, "fail") == 0)
+		return -1;
+	if (strcmp(cmds[0].exe, "later") == 0) {
+		F.spawn_conn = c;
+		return 0;
+	}
+	return pmi_conn_spawn_done(c, 0, "kid-1", NULL);
 }
 
 static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, NULL, NULL};
@@ -435,7 +453,7 @@ static void test_spawn(void)
 	pmi_conn_t *c = fresh();
 
 	is_int(say(c, spawn_block), 0, "spawn block without ops->spawn");
-	is_str(next(0), "cmd=spawn_result rc=-1", "refused");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=spawn_not_served", "refused");
 	is_int(F.nerr, 0, "conn stays open");
 	pmi_server_destroy(F.s);
 
@@ -443,20 +461,40 @@ static void test_spawn(void)
 	c = fresh();
 	say(c, spawn_block);
 	is_str(next(0), "cmd=spawn_result rc=0", "spawned");
-	is_str(F.spawn_desc, "2 ./worker [-x] [a b=c] PARENT_ROOT_PORT_NAME=tag#0$", "fields");
-	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=2\nspawnssofar=1\nendcmd\n");
+	is_str(F.spawn_desc, "2 ./worker [-x] [a b=c] {host=n1} PARENT_ROOT_PORT_NAME=tag#0$",
+	       "fields, info keys passed on");
+	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=2\nspawnssofar=1\npreput_num=1\n"
+	       "preput_key_0=k\npreput_val_0=v\nendcmd\n");
 	ok(!pending(0), "no reply after the first of two blocks");
-	say(c, "mcmd=spawn\nnprocs=1\nexecname=b\ntotspawns=2\nspawnssofar=2\nargcnt=1\n"
-	       "arg0=zero\nendcmd\n");
+	is_int(F.nspawn, 1, "ops->spawn not called before the last block");
+	say(c, "mcmd=spawn\nnprocs=3\nexecname=b\ntotspawns=2\nspawnssofar=2\nargcnt=1\n"
+	       "arg0=zero\npreput_num=1\npreput_key_0=k\npreput_val_0=v\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=0", "one reply after the last block");
-	is_str(F.spawn_desc, "1 b [zero]", "arg0-based arguments accepted");
-	is_int(F.nspawn, 3, "ops->spawn per block");
+	is_str(F.spawn_desc, "1 a | 3 b [zero] k=v", "both blocks in one call, arg0-based args");
+	is_int(F.nspawn, 2, "ops->spawn once per request");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=fail\nendcmd\n");
-	is_str(next(0), "cmd=spawn_result rc=-1", "ops->spawn failure");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=spawn_failed", "ops->spawn refusal");
+	say(c, "mcmd=spawn\nnprocs=1\nexecname=later\nendcmd\n");
+	ok(!pending(0) && F.spawn_conn == c, "accepted: no answer yet");
+	say(c, "cmd=get_appnum\n");
+	is_str(next(0), "cmd=appnum appnum=0", "other requests still served");
+	is_int(say(c, "mcmd=spawn\nnprocs=1\nexecname=x\nendcmd\n"), -1,
+	       "a second spawn while one is pending breaks the protocol");
+	pmi_server_destroy(F.s);
+	c = fresh();
+	say(c, "mcmd=spawn\nnprocs=1\nexecname=later\nendcmd\n");
+	is_int(pmi_conn_spawn_done(c, 0, "kid-2", NULL), 0, "answered later");
+	is_str(next(0), "cmd=spawn_result rc=0", "late spawn_result");
+	is_int(pmi_conn_spawn_done(c, 0, "kid-2", NULL), -1, "nothing pending: EINVAL");
+	say(c, "mcmd=spawn\nnprocs=1\nexecname=later\nendcmd\n");
+	pmi_conn_spawn_done(c, 1, NULL, "no_free_slots");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=no_free_slots", "late failure with reason");
 	say(c, "mcmd=spawn\nnprocs=1\nargcnt=0\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=missing_execname", "missing execname");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=x\nargcnt=3\narg1=a\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=bad_args", "missing arguments");
+	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=17\nspawnssofar=1\nendcmd\n");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=too_many_blocks", "block count bounded");
 	say(c, "mcmd=spawn nprocs=3 execname=y\nendcmd\n");
 	ok(strcmp(next(0), "cmd=spawn_result rc=0") == 0 && strcmp(F.spawn_desc, "3 y") == 0,
 	   "fields on the mcmd line");
