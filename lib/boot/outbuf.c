@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #define PARTIAL_MAX 65536
 
@@ -48,14 +49,26 @@ void boot_outbuf_destroy(boot_outbuf_t *o)
 	free(o);
 }
 
-static int out(boot_outbuf_t *o, int stream, const char *p, size_t n)
+/* Write iov[0..cnt) to fd `stream` completely: one writev per chunk, no copy. */
+static int out(boot_outbuf_t *o, int stream, struct iovec *iov, int cnt)
 {
-	if (n == 0 || o->failed)
-		return 0;
-	if (core_write_all(stream, p, n) < 0) {
-		/* EPIPE on our stdout (e.g. `| head`): stop printing, keep running the job */
-		o->failed = 1;
-		return -1;
+	while (cnt > 0 && !o->failed) {
+		ssize_t w = writev(stream, iov, cnt);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			/* EPIPE on our stdout (e.g. `| head`): stop printing, keep running the job
+			 */
+			o->failed = 1;
+			return -1;
+		}
+		size_t k = (size_t)w;
+		for (; cnt > 0 && k >= iov->iov_len; iov++, cnt--)
+			k -= iov->iov_len;
+		if (cnt > 0) { /* a short write stopped inside iov[0] */
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= k;
+		}
 	}
 	return 0;
 }
@@ -72,35 +85,46 @@ static int room(boot_outbuf_t *o, size_t n)
 	return 0;
 }
 
-/* Write lines (pending partial + p[0..n)), each prefixed, in one write. */
+/* Write lines (pending partial + p[0..n)), each prefixed. Untagged output goes out as it is,
+ * the partial line and the new bytes in one writev; tagged output is assembled line by line
+ * (memchr, block copies) into the scratch buffer and written once. */
 static int emit(boot_outbuf_t *o, int rank, int stream, struct part *pt, const char *p, size_t n)
 {
 	char pre[24];
 	int pl = o->tag ? snprintf(pre, sizeof pre, "[%d] ", rank) : 0;
 
-	if (!o->tag && pt->len == 0)
-		return out(o, stream, p, n);
+	if (!o->tag) {
+		struct iovec iov[2] = {{pt->p, pt->len}, {(void *)p, n}};
+		int first = pt->len == 0; /* pt->p may still be NULL */
+		pt->len = 0;
+		return out(o, stream, iov + first, 2 - first);
+	}
 	size_t lines = 1;
-	for (size_t i = 0; i + 1 < n; i++)
-		lines += p[i] == '\n';
+	for (const char *q = p, *e = p + n; (q = memchr(q, '\n', (size_t)(e - q))) != NULL; q++)
+		lines++;
 	if (room(o, pt->len + n + lines * (size_t)pl + (size_t)pl) < 0)
 		return -1;
 	char *s = o->scratch;
 	size_t k = 0;
 	memcpy(s + k, pre, (size_t)pl); /* the pending partial line began a line */
 	k += (size_t)pl;
-	if (pt->len) /* pt->p may still be NULL */
+	if (pt->len)
 		memcpy(s + k, pt->p, pt->len);
 	k += pt->len;
-	for (size_t i = 0; i < n; i++) {
-		s[k++] = p[i];
-		if (p[i] == '\n' && i + 1 < n && pl) {
+	for (size_t i = 0; i < n;) {
+		const char *nl = memchr(p + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - (p + i)) + 1 : n - i;
+		memcpy(s + k, p + i, len);
+		k += len;
+		i += len;
+		if (nl && i < n) {
 			memcpy(s + k, pre, (size_t)pl);
 			k += (size_t)pl;
 		}
 	}
 	pt->len = 0;
-	return out(o, stream, s, k);
+	struct iovec iov = {s, k};
+	return k ? out(o, stream, &iov, 1) : 0;
 }
 
 int boot_outbuf_data(boot_outbuf_t *o, int rank, int stream, const char *p, size_t n)
