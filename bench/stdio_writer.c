@@ -19,7 +19,8 @@ int main(int argc, char **argv)
 	lines = strcmp(argv[1], "lines") == 0;
 	left = atoll(argv[2]) * 1000000LL;
 	for (size_t i = 0; i < sizeof buf; i++)
-		buf[i] = lines ? (i % 100 == 99 ? '\n' : (char)('a' + i % 26)) : (char)('A' + i % 26);
+		buf[i] =
+		    lines ? (i % 100 == 99 ? '\n' : (char)('a' + i % 26)) : (char)('A' + i % 26);
 	while (left > 0) {
 		size_t n = left < (long long)sizeof buf ? (size_t)left : sizeof buf;
 		size_t off = 0;
