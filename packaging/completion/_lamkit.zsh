@@ -4,4 +4,4 @@
 # share/zsh/site-functions/_lamkit next to share/bash-completion/completions/lamkit.
 autoload -U +X bashcompinit && bashcompinit
 source "${${(%):-%x}:A:h}/../../bash-completion/completions/lamkit"
-_lamkit "$@"
+_bash_complete -F _lamkit # this first time; `complete` in it registered the rest
