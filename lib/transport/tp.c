@@ -331,13 +331,15 @@ int tp_poll(tp_t *tp)
 		n += poll_self(tp);
 	if (tp->shm)
 		n += tp_shm_poll(tp->shm);
-	if (tp->tcp && (n == 0 || (++tp->polls & 15) == 0)) {
+	/* a path with nothing to do is looked at every 16th time, except that both paths of a
+	 * multipath peer always are: a fragment one of them holds back stalls the other's */
+	if (tp->tcp && (n == 0 || tp->mp || (++tp->polls & 15) == 0)) {
 		int k = tp_tcp_poll(tp->tcp);
 		if (k < 0)
 			return -1;
 		n += k;
 	}
-	if (tp->udp && (n == 0 || (++tp->polls & 15) == 0)) {
+	if (tp->udp && (n == 0 || tp->mp || (++tp->polls & 15) == 0)) {
 		int k = tp_udp_poll(tp->udp);
 		if (k < 0)
 			return -1;
@@ -345,6 +347,8 @@ int tp_poll(tp_t *tp)
 	}
 	if (tp_mp_release_due(tp))
 		tp_mp_release(tp);
+	if (tp_mp_poll_due(tp) && tp_mp_poll(tp) < 0)
+		return -1;
 	return n;
 }
 
@@ -414,7 +418,7 @@ const char *tp_path_name(const tp_t *tp, int peer)
 int tp_queued(const tp_t *tp)
 {
 	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) +
-	       (tp->udp ? tp_udp_busy(tp->udp) : 0);
+	       (tp->udp ? tp_udp_busy(tp->udp) : 0) + tp_mp_queued(tp);
 }
 
 const char *tp_error(const tp_t *tp)

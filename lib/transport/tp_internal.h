@@ -151,7 +151,8 @@ struct tp_mp_policy {
 	int weight[TP_MP_PATHS];        /* 0 = path not used */
 	int small;                      /* path for payloads under cutoff */
 	size_t cutoff;
-	int sched; /* TP_MP_RATE (adaptive) or TP_MP_WEIGHT */
+	size_t window; /* a path takes large fragments while its backlog is under this */
+	int sched;     /* TP_MP_RATE (adaptive) or TP_MP_WEIGHT */
 };
 /* Parse the remote part of LAMKIT_TP ("tcp*2,udp;sched=rate;small=tcp;cutoff=16384"). 0, or -1
  * with a reason in err. */
@@ -170,10 +171,18 @@ void tp_mp_sent(tp_t *tp, void *tagged);
 /* Report copied payloads whose turn came (called from tp_poll when tp_mp_release_due). */
 void tp_mp_release(tp_t *tp);
 int tp_mp_release_due(const tp_t *tp);
+/* Hand queued fragments to paths with room, measure the paths' drain rates (sched=rate):
+ * called from tp_poll when tp_mp_poll_due. 0, or -1 when a path failed. */
+int tp_mp_poll(tp_t *tp);
+int tp_mp_poll_due(const tp_t *tp);
+/* Fragments queued in the multipath layer (every path's window full). */
+int tp_mp_queued(const tp_t *tp);
 const char *tp_mp_path_name(int path);
 /* Fragments sent to peer on each path, and fragments from it that had to wait for their turn
  * (tests and statistics). 0, or -1 when peer is not a multipath peer in use. */
 int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t *held);
+/* The most payload bytes from peer that waited for their turn at once. */
+size_t tp_mp_max_held(const tp_t *tp, int peer);
 
 /* Hand a fragment from peer up (through the multipath layer for TP_MULTI peers). 0 or -1. */
 static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen,

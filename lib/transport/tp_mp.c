@@ -20,22 +20,41 @@ struct mp_held {
 };
 
 /* A fragment whose payload a path still holds: ops.sent for it waits for every earlier one. */
+/* A fragment tracked until its payload is out, in send order: one a path keeps by reference,
+ * or one still queued here because every path had a full window (the fields after `queued`). */
 struct mp_done {
 	struct mp_done *next;
 	void *cookie; /* the layer above's (may be NULL) */
 	int peer, done;
 	int report; /* tp_send returned 1 for it: the layer above waits for ops.sent */
+	int queued; /* not yet handed to a path */
+	size_t hlen, len;
+	const void *data; /* the caller's payload, or copy[] */
+	unsigned char hdr[TP_HDR_MAX];
+	unsigned char copy[]; /* a small queued payload, so the caller may reuse its buffer */
 };
 
 struct mp_peer {
 	uint32_t sseq, rseq;                               /* next to send, next to hand up */
 	struct mp_held *hh[TP_MP_PATHS], *ht[TP_MP_PATHS]; /* held, per arrival path */
 	size_t held_bytes, max_held_bytes;
-	struct mp_done *dh, *dt; /* payloads out on a path, in send order */
-	/* scheduling: backlog seen at the last decision, bytes added since, drain rate (B/us) */
-	size_t last_backlog[TP_MP_PATHS], added[TP_MP_PATHS];
+	struct mp_done *dh, *dt; /* payloads out on a path or queued, in send order */
+	struct mp_done *qh;      /* the first queued one: dh..dt ends with the queued ones */
+	/* Skew: every fragment out on a path, as (end of it in the path's bytes, start of it in
+	 * all bytes sent to the peer), oldest first; popped as the path's backlog falls. */
+	struct mp_out {
+		uint64_t path_end, all_start, len;
+	} * out[TP_MP_PATHS];
+	size_t out_cap[TP_MP_PATHS], out_head[TP_MP_PATHS], out_n[TP_MP_PATHS];
+	uint64_t all_bytes; /* payload bytes sent to the peer, all paths */
+	int plisted;        /* on the pending list */
+	/* scheduling: drain rate per path (B/us), measured over busy intervals: from the send that
+	 * found the path idle to the poll that finds its backlog gone, busy_bytes drained */
 	double rate[TP_MP_PATHS];
-	uint64_t last_us;
+	uint64_t busy_since[TP_MP_PATHS];
+	size_t busy_bytes[TP_MP_PATHS];
+	int listed;                /* on the busy list */
+	int measured[TP_MP_PATHS]; /* rate[] measured (else the policy's weight) */
 	uint64_t frags[TP_MP_PATHS], bytes[TP_MP_PATHS], held_frags;
 };
 
@@ -44,6 +63,10 @@ struct tp_mp {
 	struct mp_peer **p; /* per peer rank, made on first use */
 	int release;        /* some peer has finished payloads at the head of its list */
 	int stats;
+	int *busy, nbusy;    /* peers with a busy interval open on some path */
+	int *pend, npend;    /* peers with queued fragments */
+	int nqueued;         /* queued fragments, all peers */
+	uint64_t last_check; /* when tp_mp_poll last looked at the backlogs */
 };
 
 static uint64_t now_us(void)
@@ -53,6 +76,8 @@ static uint64_t now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
+
+#define TP_MP_SKEW 4 /* windows the paths may drift apart (what the receiver may hold) */
 
 static const char *const path_names[TP_MP_PATHS] = {"tcp", "udp"};
 
@@ -94,6 +119,7 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 	memset(pol, 0, sizeof *pol);
 	pol->small = -1;
 	pol->cutoff = 16 * 1024;
+	pol->window = 1024 * 1024;
 	pol->sched = TP_MP_RATE;
 	if (strlen(spec) >= sizeof buf) {
 		snprintf(err, errlen, "too long");
@@ -123,7 +149,8 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 		char *eq = strchr(tok, '=');
 		long v;
 		if (!eq) {
-			snprintf(err, errlen, "option '%s' needs a value (sched=, small=, cutoff=)",
+			snprintf(err, errlen,
+			         "option '%s' needs a value (sched=, small=, cutoff=, window=)",
 			         tok);
 			return -1;
 		}
@@ -134,10 +161,13 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 			pol->small = path_of(eq, strlen(eq));
 		} else if (!strcmp(tok, "cutoff") && number(eq, 0, 1L << 30, &v) == 0) {
 			pol->cutoff = (size_t)v;
+		} else if (!strcmp(tok, "window") && number(eq, 1, 1L << 30, &v) == 0) {
+			pol->window = (size_t)v;
 		} else {
 			snprintf(
 			    err, errlen,
-			    "bad option '%s=%s' (sched=rate|weight, small=tcp|udp, cutoff=BYTES)",
+			    "bad option '%s=%s' (sched=rate|weight, small=tcp|udp, cutoff=BYTES, "
+			    "window=BYTES)",
 			    tok, eq);
 			return -1;
 		}
@@ -165,7 +195,12 @@ struct tp_mp *tp_mp_create(const struct tp_mp_policy *pol, int size)
 	if (!m)
 		return NULL;
 	m->p = calloc((size_t)size, sizeof *m->p);
-	if (!m->p) {
+	m->busy = calloc((size_t)size, sizeof *m->busy);
+	m->pend = calloc((size_t)size, sizeof *m->pend);
+	if (!m->p || !m->busy || !m->pend) {
+		free(m->p);
+		free(m->busy);
+		free(m->pend);
 		free(m);
 		return NULL;
 	}
@@ -203,11 +238,12 @@ void tp_mp_destroy(tp_t *tp)
 			fprintf(
 			    stderr,
 			    "lamkit tp: rank %d -> rank %d: tcp+udp: tcp_frags=%llu tcp_bytes=%llu "
-			    "udp_frags=%llu udp_bytes=%llu; from rank %d: held=%llu "
-			    "max_held_bytes=%zu\n",
+			    "udp_frags=%llu udp_bytes=%llu tcp_MBps=%.0f udp_MBps=%.0f; "
+			    "from rank %d: held=%llu max_held_bytes=%zu\n",
 			    tp->cfg.rank, r, (unsigned long long)p->frags[0],
 			    (unsigned long long)p->bytes[0], (unsigned long long)p->frags[1],
-			    (unsigned long long)p->bytes[1], r, (unsigned long long)p->held_frags,
+			    (unsigned long long)p->bytes[1], p->measured[0] ? p->rate[0] : 0.0,
+			    p->measured[1] ? p->rate[1] : 0.0, r, (unsigned long long)p->held_frags,
 			    p->max_held_bytes);
 		for (int k = 0; k < TP_MP_PATHS; k++)
 			while (p->hh[k]) {
@@ -220,9 +256,13 @@ void tp_mp_destroy(tp_t *tp)
 			p->dh = d->next;
 			free(d);
 		}
+		for (int k = 0; k < TP_MP_PATHS; k++)
+			free(p->out[k]);
 		free(p);
 	}
 	free(m->p);
+	free(m->busy);
+	free(m->pend);
 	free(m);
 	tp->mp = NULL;
 }
@@ -234,46 +274,82 @@ static size_t backlog(tp_t *tp, int path, int peer)
 	return path == 0 ? tp_tcp_backlog(tp->tcp, peer) : tp_udp_backlog(tp->udp, peer);
 }
 
+/* Record a fragment put on path (its start in all bytes: p->all_bytes before it). */
+static int out_push(struct mp_peer *p, int path, size_t len)
+{
+	if (p->out_n[path] == p->out_cap[path]) {
+		size_t cap = p->out_cap[path] ? 2 * p->out_cap[path] : 64;
+		struct mp_out *o = malloc(cap * sizeof *o);
+		if (!o)
+			return -1;
+		for (size_t i = 0; i < p->out_n[path]; i++)
+			o[i] = p->out[path][(p->out_head[path] + i) % p->out_cap[path]];
+		free(p->out[path]);
+		p->out[path] = o;
+		p->out_cap[path] = cap;
+		p->out_head[path] = 0;
+	}
+	p->out[path][(p->out_head[path] + p->out_n[path]) % p->out_cap[path]] =
+	    (struct mp_out){p->bytes[path] + len, p->all_bytes, len};
+	p->out_n[path]++;
+	return 0;
+}
+
+/* Forget path's fragments that are out of its backlog bl (a path finishes in order), and
+ * return how many bytes the other paths sent since the oldest one left on it was sent: what
+ * the receiver may have to hold while that one is on its way. */
+static uint64_t out_ahead(struct mp_peer *p, int path, size_t bl)
+{
+	uint64_t done = p->bytes[path] > bl ? p->bytes[path] - bl : 0;
+	const struct mp_out *o;
+
+	while (p->out_n[path] && p->out[path][p->out_head[path]].path_end <= done) {
+		p->out_head[path] = (p->out_head[path] + 1) % p->out_cap[path];
+		p->out_n[path]--;
+	}
+	if (!p->out_n[path])
+		return 0;
+	o = &p->out[path][p->out_head[path]];
+	/* all bytes since it started, less this path's own from it on */
+	return p->all_bytes - o->all_start - (p->bytes[path] - (o->path_end - o->len));
+}
+
 /* Which path carries the next fragment of len bytes. Small ones take the policy's small path
- * (latency); larger ones go where they finish first: (backlog + len) / drain rate, the rate
- * measured from how fast each path's backlog to this peer went down (sched=rate), or in fixed
- * proportion to the weights (sched=weight). */
-static int choose(tp_t *tp, struct mp_peer *p, int peer, size_t len)
+ * (latency); larger ones go to a path whose backlog to the peer is under the window, where they
+ * finish first: (backlog + len) / drain rate (sched=rate; the rate is measured by tp_mp_poll),
+ * or in fixed proportion to the weights (sched=weight). -1 when every path is full: the
+ * fragment waits here, so that neither path runs far ahead of the other and the receiver holds
+ * little. bl gets the backlogs seen. */
+static int choose(tp_t *tp, struct mp_peer *p, int peer, size_t len, size_t bl[TP_MP_PATHS])
 {
 	const struct tp_mp_policy *pol = &tp->mp->pol;
-	size_t bl[TP_MP_PATHS] = {0};
 	int best = -1;
 	double bestv = 0;
 
+	uint64_t ahead[TP_MP_PATHS];
+
 	if (pol->npaths == 1 || len < pol->cutoff)
 		return pol->npaths == 1 ? pol->order[0] : pol->small;
-	if (pol->sched == TP_MP_RATE) {
-		uint64_t now = now_us(), dt = now - p->last_us;
-		for (int i = 0; i < pol->npaths; i++) {
-			int k = pol->order[i];
-			bl[k] = backlog(tp, k, peer);
-			size_t before = p->last_backlog[k] + p->added[k];
-			/* a path that had something to drain: how much went, per microsecond */
-			if (p->last_us && dt >= 2000 && before > 0) {
-				double r =
-				    (double)(before > bl[k] ? before - bl[k] : 0) / (double)dt;
-				if (r > 0 || bl[k] > 0)
-					p->rate[k] = 0.7 * p->rate[k] + 0.3 * r;
-			}
-		}
-		if (!p->last_us || dt >= 2000) {
-			for (int k = 0; k < TP_MP_PATHS; k++) {
-				p->last_backlog[k] = bl[k];
-				p->added[k] = 0;
-			}
-			p->last_us = now;
-		}
+	for (int k = 0; k < TP_MP_PATHS; k++) {
+		bl[k] = pol->weight[k] ? backlog(tp, k, peer) : 0;
+		ahead[k] = out_ahead(p, k, bl[k]);
 	}
 	for (int i = 0; i < pol->npaths; i++) {
-		int k = pol->order[i];
-		double v = pol->sched == TP_MP_RATE
-		               ? (double)(bl[k] + len) / (p->rate[k] > 1e-3 ? p->rate[k] : 1e-3)
-		               : (double)(p->bytes[k] + len) / pol->weight[k];
+		int k = pol->order[i], skewed = 0;
+		double v;
+		if (bl[k] >= pol->window)
+			continue;
+		/* the receiver holds what arrives beyond the oldest fragment still out on the
+		 * other path: no more than TP_MP_SKEW windows of it */
+		for (int j = 0; j < TP_MP_PATHS; j++)
+			if (j != k && p->out_n[j] && ahead[j] + len > TP_MP_SKEW * pol->window)
+				skewed = 1;
+		if (skewed)
+			continue;
+		if (pol->sched == TP_MP_RATE)
+			v = (double)(bl[k] + len) / (p->rate[k] > 1e-3 ? p->rate[k] : 1e-3);
+		else
+			v = (double)(p->bytes[k] + len) / pol->weight[k];
 		if (best < 0 || v < bestv) {
 			best = k;
 			bestv = v;
@@ -282,13 +358,169 @@ static int choose(tp_t *tp, struct mp_peer *p, int peer, size_t len)
 	return best;
 }
 
+/* A large fragment went out on path: open a busy interval there if none is open (the backlog
+ * it found counts as drained within it), else add to the open one. */
+static void busy_add(tp_t *tp, struct mp_peer *p, int peer, int path, size_t before, size_t len)
+{
+	struct tp_mp *m = tp->mp;
+
+	if (p->busy_since[path]) {
+		p->busy_bytes[path] += len;
+		return;
+	}
+	if (m->pol.sched != TP_MP_RATE || len < m->pol.cutoff)
+		return; /* small fragments alone are latency, not rate */
+	p->busy_since[path] = now_us();
+	p->busy_bytes[path] = before + len;
+	if (!p->listed) {
+		p->listed = 1;
+		m->busy[m->nbusy++] = peer;
+	}
+}
+
+static int dispatch(tp_t *tp, struct mp_peer *p, int peer);
+
+/* Hand queued fragments to paths that have room again. Then close busy intervals whose
+ * backlog is gone: rate = bytes drained / time busy. An interval is
+ * only measured when the previous look was recent (the program was in MPI, polling): else the
+ * path may have been idle for most of it. A long interval is measured and restarted, so the
+ * rate follows a path that changes under load. */
+int tp_mp_poll(tp_t *tp)
+{
+	struct tp_mp *m = tp->mp;
+	uint64_t now = now_us();
+	int fresh = now - m->last_check <= 200, j = 0;
+
+	if (now - m->last_check < 10)
+		return 0; /* tcp's backlog is a system call: not on every poll */
+	m->last_check = now;
+	for (int i = 0; i < m->npend; i++) {
+		int peer = m->pend[i];
+		struct mp_peer *p = m->p[peer];
+		if (dispatch(tp, p, peer) < 0)
+			return -1;
+		if (p->qh)
+			m->pend[j++] = peer;
+		else
+			p->plisted = 0;
+	}
+	m->npend = j;
+	j = 0;
+	for (int i = 0; i < m->nbusy; i++) {
+		int peer = m->busy[i], open = 0;
+		struct mp_peer *p = m->p[peer];
+		for (int k = 0; k < TP_MP_PATHS; k++) {
+			if (!p->busy_since[k])
+				continue;
+			size_t bl = backlog(tp, k, peer);
+			uint64_t dt = now - p->busy_since[k];
+			if (bl == 0 || dt >= 5000) {
+				size_t done = p->busy_bytes[k] > bl ? p->busy_bytes[k] - bl : 0;
+				if (fresh && dt >= 20 && done > 0) {
+					double r = (double)done / (double)dt;
+					p->rate[k] =
+					    p->measured[k] ? 0.5 * p->rate[k] + 0.5 * r : r;
+					p->measured[k] = 1;
+				}
+				p->busy_since[k] = bl ? now : 0;
+				p->busy_bytes[k] = bl;
+			}
+			open |= p->busy_since[k] != 0;
+		}
+		if (open)
+			m->busy[j++] = peer;
+		else
+			p->listed = 0;
+	}
+	m->nbusy = j;
+	return 0;
+}
+
+int tp_mp_poll_due(const tp_t *tp)
+{
+	return tp->mp && (tp->mp->nbusy || tp->mp->npend);
+}
+
+int tp_mp_queued(const tp_t *tp)
+{
+	return tp->mp ? tp->mp->nqueued : 0;
+}
+
+/* A new entry at the tail of peer's list. */
+static struct mp_done *track_new(struct mp_peer *p, int peer, void *cookie, size_t copy)
+{
+	struct mp_done *d = malloc(sizeof *d + copy);
+
+	if (!d)
+		return NULL;
+	memset(d, 0, sizeof *d);
+	d->cookie = cookie;
+	d->peer = peer;
+	if (p->dt)
+		p->dt->next = d;
+	else
+		p->dh = d;
+	p->dt = d;
+	return d;
+}
+
+/* Hand one fragment to path, with the next sequence number; d is its entry (or NULL for an
+ * untracked small copy). The path's answer: 0 copied, 1 kept by reference, -1. */
+static int put(tp_t *tp, struct mp_peer *p, int peer, int path, struct mp_done *d, const void *hdr,
+               size_t hlen, const void *data, size_t len, size_t before)
+{
+	unsigned char h2[TP_HDR_WIRE];
+	void *pc = d ? (void *)((uintptr_t)d | 1u) : NULL;
+	int rc;
+
+	memcpy(h2, hdr, hlen);
+	memcpy(h2 + hlen, &p->sseq, 4);
+	rc = path == 0 ? tp_tcp_send(tp->tcp, peer, h2, hlen + 4, data, len, pc)
+	               : tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, pc);
+	if (rc < 0)
+		return -1;
+	if (tp->mp->pol.npaths > 1 && out_push(p, path, len) < 0)
+		p->out_n[path] = 0; /* no memory for the record: the skew bound lapses, no more */
+	p->sseq++;
+	p->frags[path]++;
+	p->bytes[path] += len;
+	p->all_bytes += len;
+	busy_add(tp, p, peer, path, before, len);
+	return rc;
+}
+
+/* Hand queued fragments to paths while one has room. 0, or -1 (a path failed). */
+static int dispatch(tp_t *tp, struct mp_peer *p, int peer)
+{
+	struct mp_done *d;
+
+	while ((d = p->qh)) {
+		size_t bl[TP_MP_PATHS] = {0};
+		int path = choose(tp, p, peer, d->len, bl), rc;
+		if (path < 0)
+			return 0;
+		rc = put(tp, p, peer, path, d, d->hdr, d->hlen, d->data, d->len, bl[path]);
+		if (rc < 0)
+			return -1;
+		p->qh = d->next;
+		d->queued = 0;
+		tp->mp->nqueued--;
+		if (rc == 0) { /* copied: reported in its turn */
+			d->done = 1;
+			tp->mp->release = 1;
+		}
+	}
+	return 0;
+}
+
 int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
                void *cookie)
 {
+	struct tp_mp *m = tp->mp;
 	struct mp_peer *p = peer_of(tp, peer);
-	unsigned char h2[TP_HDR_WIRE];
 	struct mp_done *d = NULL;
-	int path, rc, track;
+	size_t bl[TP_MP_PATHS] = {0};
+	int path, rc;
 
 	if (!p)
 		return -1;
@@ -296,62 +528,73 @@ int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 		errno = EINVAL;
 		return -1;
 	}
-	path = choose(tp, p, peer, len);
-	memcpy(h2, hdr, hlen);
-	memcpy(h2 + hlen, &p->sseq, 4);
-	/* A payload the path may keep by reference is tracked, so that the layer above hears of
-	 * it (and of any later one) only once every earlier one on the other path is out too. */
-	track = cookie != NULL || len > (path == 0 ? (size_t)64 * 1024 : tp_udp_eager_max(tp->udp));
-	if (track) {
-		d = malloc(sizeof *d);
-		if (!d)
+	if (!p->qh && (path = choose(tp, p, peer, len, bl)) >= 0) {
+		/* A payload the path may keep by reference is tracked, so that the layer above
+		 * hears of it (and of any later one) only once every earlier one on the other path
+		 * is out too. */
+		if ((cookie != NULL ||
+		     len > (path == 0 ? (size_t)64 * 1024 : tp_udp_eager_max(tp->udp))) &&
+		    !(d = track_new(p, peer, cookie, 0)))
 			return -1;
-		*d = (struct mp_done){.cookie = cookie, .peer = peer};
-		if (p->dt)
-			p->dt->next = d;
-		else
-			p->dh = d;
-		p->dt = d;
-	}
-	void *pc = d ? (void *)((uintptr_t)d | 1u) : NULL;
-	rc = path == 0 ? tp_tcp_send(tp->tcp, peer, h2, hlen + 4, data, len, pc)
-	               : tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, pc);
-	if (rc < 0) {
-		if (d) { /* still the tail: nothing after it was sent */
-			struct mp_done **pp = &p->dh, *prev = NULL;
-			while (*pp != d) {
-				prev = *pp;
-				pp = &(*pp)->next;
+		rc = put(tp, p, peer, path, d, hdr, hlen, data, len, bl[path]);
+		if (rc < 0) {
+			if (d) { /* still the tail: nothing after it was sent */
+				struct mp_done **pp = &p->dh, *prev = NULL;
+				while (*pp != d) {
+					prev = *pp;
+					pp = &(*pp)->next;
+				}
+				*pp = NULL;
+				p->dt = prev;
+				free(d);
 			}
-			*pp = NULL;
-			p->dt = prev;
-			free(d);
+			return -1;
 		}
-		return -1;
-	}
-	p->sseq++;
-	p->frags[path]++;
-	p->bytes[path] += len;
-	p->added[path] += len;
-	if (!d)
-		return rc; /* copied (a path keeps no untracked payload by reference) */
-	if (rc == 1) {
+		if (!d)
+			return rc; /* copied (a path keeps no untracked payload by reference) */
+		if (rc == 1) {
+			d->report = 1;
+			return 1;
+		}
+		/* the path copied it: done now, but reported only after the earlier ones */
+		d->done = 1;
+		if (p->dh == d) {
+			p->dh = NULL;
+			p->dt = NULL;
+			free(d);
+			return 0;
+		}
+		m->release = 1;
+		if (!cookie)
+			return 0; /* nothing to report: the layer above may reuse its buffer now */
 		d->report = 1;
 		return 1;
 	}
-	/* the path copied it: done now, but reported only after the earlier ones */
-	d->done = 1;
-	if (p->dh == d) {
-		p->dh = NULL;
-		p->dt = NULL;
-		free(d);
-		return 0;
+	/* Every path is full (or earlier fragments wait): queue it, in order. A small payload is
+	 * copied, a large one kept by reference as a path would. */
+	int small = len <= tp_udp_eager_max(tp->udp);
+	if (!(d = track_new(p, peer, cookie, small ? len : 0)))
+		return -1;
+	d->queued = 1;
+	d->hlen = hlen;
+	d->len = len;
+	memcpy(d->hdr, hdr, hlen);
+	if (small) {
+		if (len)
+			memcpy(d->copy, data, len);
+		d->data = d->copy;
+	} else {
+		d->data = data;
 	}
-	tp->mp->release = 1;
-	if (!cookie)
-		return 0; /* nothing to report: the layer above may reuse its buffer now */
-	d->report = 1;
-	return 1;
+	if (!p->qh)
+		p->qh = d;
+	m->nqueued++;
+	if (!p->plisted) {
+		p->plisted = 1;
+		m->pend[m->npend++] = peer;
+	}
+	d->report = !small || cookie;
+	return d->report;
 }
 
 /* Report finished payloads at the head of each peer's list, in send order. */
@@ -491,4 +734,12 @@ int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t
 		frags[k] = p->frags[k];
 	*held = p->held_frags;
 	return 0;
+}
+
+size_t tp_mp_max_held(const tp_t *tp, int peer)
+{
+	const struct mp_peer *p =
+	    tp->mp && peer >= 0 && peer < tp->cfg.size ? tp->mp->p[peer] : NULL;
+
+	return p ? p->max_held_bytes : 0;
 }
