@@ -47,6 +47,7 @@
 #define RTO_INIT      20000   /* us, before the first RTT sample */
 #define RTO_MAX       1000000 /* us: the truncation of the exponential backoff */
 #define TIMEOUT_BURST 16      /* packets per peer resent at one timer tick */
+#define PTO_MIN       200     /* us: the tail probe's shortest wait (2 RTT + 100 us, up to RTO) */
 #define PROBE_EVERY   50000   /* us between probes of an up route that is owed an answer */
 #define DOWN_PROBE    200000  /* us between probes of a down route */
 #define GSO_MAX       48      /* datagrams per UDP_SEGMENT send */
@@ -161,6 +162,8 @@ struct peer {
 	/* counters */
 	uint64_t sent, retx, dup, corrupt, nack_sent, nack_rcvd, ooo, dlv_pkts, acks_sent;
 	uint64_t retx_fast, retx_timer, retx_unblock, retx_rebind; /* why (NACKs: nack_rcvd) */
+	uint64_t retx_probe;
+	uint64_t probe_at; /* tail probe due (0: none armed) */
 };
 
 struct faults {
@@ -1014,6 +1017,31 @@ static void gso_flush(struct tp_udp *u);
 static int gso_add(struct tp_udp *u, int peer, int ri, const struct uhdr *h,
                    const struct iovec *iov, int n);
 
+/* The tail probe: when the last packets of a burst are lost, no later packet's acknowledgement
+ * reveals it and only their timeout would (an RTO, at least 1 ms and often several under load).
+ * So PTO after the newest send or the last progress, while nothing new is queued, the newest
+ * unacknowledged packet goes again: its acknowledgement either ends the episode or, echoing
+ * that transmission (so it counts as news from its route), shows the holes before it as lost. */
+static uint64_t pto(const struct peer *p)
+{
+	uint64_t t = 2 * p->srtt + 100;
+
+	if (t < PTO_MIN)
+		t = PTO_MIN;
+	return t < p->rto ? t : p->rto;
+}
+
+static void arm_probe(struct tp_udp *u, struct peer *p, uint64_t now)
+{
+	if (!p->srtt || p->una == p->next_seq) {
+		p->probe_at = 0;
+		return;
+	}
+	p->probe_at = now + pto(p);
+	if (p->probe_at < u->next_timer)
+		u->next_timer = p->probe_at;
+}
+
 /* (Re)send packet s to peer over route ri; with `batch`, new packets of one route may go out
  * together (gso_flush sends them). */
 static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri, int batch)
@@ -1064,6 +1092,8 @@ static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri, int batc
 	s->deadline = now + (back > RTO_MAX ? RTO_MAX : back);
 	if (s->deadline < u->next_timer) /* an idle endpoint's next tick is up to 100 ms away */
 		u->next_timer = s->deadline;
+	if (s->nsend == 1)
+		arm_probe(u, p, now);
 	r->sent++;
 	r->sent_since_up++;
 	if (!r->owed_since)
@@ -1320,6 +1350,7 @@ static void handle_cum(struct tp_udp *u, int peer, uint64_t cum, uint64_t now)
 	for (uint64_t s = p->una; s < end; s++)
 		ack_one(u, p, s, now);
 	complete_head(u, p);
+	arm_probe(u, p, now); /* progress: the tail probe waits again */
 }
 
 static void rtt_sample(struct peer *p, uint64_t rtt)
@@ -1359,9 +1390,8 @@ static void fast_retransmit(struct tp_udp *u, int peer, uint64_t cum, const stru
                             uint64_t now)
 {
 	struct peer *p = &u->p[peer];
-	uint64_t hi = 0, n = 0;
+	uint64_t hi = 0, n = 0, reo = p->srtt / 4 > 50 ? p->srtt / 4 : 50;
 
-	(void)now;
 	for (int w = RWIN / 64 - 1; w >= 0 && !hi; w--)
 		if (a->bits[w])
 			hi = cum + 2 + (uint64_t)(w * 64 + 63 - __builtin_clzll(a->bits[w]));
@@ -1372,8 +1402,19 @@ static void fast_retransmit(struct tp_udp *u, int peer, uint64_t cum, const stru
 	 * route were acknowledged (its new transmission then starts the count again). */
 	for (uint64_t s = p->una; s < hi && s < p->next_seq && n < 256; s++) {
 		struct spkt *sp = &p->win[s % WIN];
-		if (sp->acked || sp->txn + DUPTHRESH > p->r[sp->route].acked_txn)
+		if (sp->acked || sp->txn >= p->r[sp->route].acked_txn)
 			continue;
+		/* Fewer than DUPTHRESH later ones arrived (a burst's tail): lost too once it is a
+		 * quarter round trip older than the newest arrival (time, not count, as RACK);
+		 * until then its deadline is brought forward to that moment. */
+		if (sp->txn + DUPTHRESH > p->r[sp->route].acked_txn && ago(now, sp->tsent) < reo) {
+			if (sp->deadline > sp->tsent + reo) {
+				sp->deadline = sp->tsent + reo;
+				if (sp->deadline < u->next_timer)
+					u->next_timer = sp->deadline;
+			}
+			continue;
+		}
 		p->retx_fast++;
 		send_pkt(u, peer, sp, pick_route(u, p), 0);
 		n++;
@@ -1385,6 +1426,14 @@ static void on_ack(struct tp_udp *u, int peer, const struct uhdr *h, const struc
 {
 	struct peer *p = &u->p[peer];
 
+	/* The transmission the ack echoes arrived: news from its route even when it was a resend
+	 * (Karn's doubt is about which copy an ack is for; the echo says). */
+	if (a->echo_seq >= p->una && a->echo_seq < p->next_seq) {
+		struct spkt *e = &p->win[a->echo_seq % WIN];
+		if (e->seq == a->echo_seq && e->nsend == a->echo_nsend &&
+		    e->txn > p->r[e->route].acked_txn)
+			p->r[e->route].acked_txn = e->txn;
+	}
 	handle_cum(u, peer, h->cum, now);
 	for (int w = 0; w < RWIN / 64; w++)
 		for (uint64_t bits = a->bits[w]; bits; bits &= bits - 1)
@@ -1702,6 +1751,20 @@ static int timers(struct tp_udp *u, uint64_t now)
 					next = now + 20000 < next ? now + 20000 : next;
 		if (!owed)
 			continue;
+		if (p->probe_at && now >= p->probe_at) {
+			p->probe_at = 0; /* one probe until there is progress again */
+			for (uint64_t sq = p->next_seq; !p->cur && sq-- > p->una;) {
+				struct spkt *sp = &p->win[sq % WIN];
+				if (sp->acked)
+					continue;
+				p->retx_probe++;
+				send_pkt(u, peer, sp,
+				         p->r[sp->route].up ? sp->route : pick_route(u, p), 0);
+				break;
+			}
+		}
+		if (p->probe_at && p->probe_at < next)
+			next = p->probe_at;
 		int nto = 0;
 		for (uint64_t s = p->una; s < p->next_seq; s++) {
 			struct spkt *sp = &p->win[s % WIN];
@@ -1984,17 +2047,17 @@ static void print_stats(struct tp_udp *u)
 		fprintf(
 		    stderr,
 		    "lamkit udp: rank %d -> rank %d (%s): sent=%llu retransmitted=%llu (fast=%llu "
-		    "timeout=%llu window=%llu rebound=%llu) nack_rcvd=%llu rtt_us=%llu "
+		    "timeout=%llu window=%llu probe=%llu rebound=%llu) nack_rcvd=%llu rtt_us=%llu "
 		    "rto_us=%llu; "
 		    "from it: delivered=%llu dup=%llu corrupt=%llu nack=%llu ooo=%llu acks=%llu\n",
 		    u->me, peer, p->host, (unsigned long long)p->sent, (unsigned long long)p->retx,
 		    (unsigned long long)p->retx_fast, (unsigned long long)p->retx_timer,
-		    (unsigned long long)p->retx_unblock, (unsigned long long)p->retx_rebind,
-		    (unsigned long long)p->nack_rcvd, (unsigned long long)p->srtt,
-		    (unsigned long long)p->rto, (unsigned long long)p->dlv_pkts,
-		    (unsigned long long)p->dup, (unsigned long long)p->corrupt,
-		    (unsigned long long)p->nack_sent, (unsigned long long)p->ooo,
-		    (unsigned long long)p->acks_sent);
+		    (unsigned long long)p->retx_unblock, (unsigned long long)p->retx_probe,
+		    (unsigned long long)p->retx_rebind, (unsigned long long)p->nack_rcvd,
+		    (unsigned long long)p->srtt, (unsigned long long)p->rto,
+		    (unsigned long long)p->dlv_pkts, (unsigned long long)p->dup,
+		    (unsigned long long)p->corrupt, (unsigned long long)p->nack_sent,
+		    (unsigned long long)p->ooo, (unsigned long long)p->acks_sent);
 		for (int i = 0; i < p->nr; i++) {
 			struct proute *r = &p->r[i];
 			char nm[96];
