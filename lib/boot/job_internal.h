@@ -80,6 +80,8 @@ int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errl
 /* The rank exited: drain its PMI socket, settle r->pmi_state, close the channel. */
 void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r);
 void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r);
+/* SPAWN_REPLY from the controller: answer the rank's pending spawn. */
+void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r);
 
 void boot_job_pmi_destroy(boot_job_t *j);
 

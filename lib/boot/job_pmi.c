@@ -270,7 +270,58 @@ static int op_resource(void *arg, pmi_conn_t *c, int op, const char *kind, const
 	return boot_job_res_op(arg, r ? r->rank : pmi_conn_rank(c), op, kind, name, why, whylen);
 }
 
+/* A rank asks for a new job (MPI_Comm_spawn): the controller places and starts it and answers
+ * with SPAWN_REPLY (boot_job_spawn_reply). */
+static int op_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_cmd *cmds,
+                    int npreput, char *const preput[])
+{
+	boot_job_t *j = arg;
+	struct boot_rank *r = conn_rank(c);
+	int rank = r ? r->rank : pmi_conn_rank(c);
+	struct core_wbuf w = {0};
+
+	if (!j->ctl || rank < 0)
+		return -1;
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)rank);
+	core_w_u32(&w, (uint32_t)ncmds);
+	for (int i = 0; i < ncmds; i++) {
+		core_w_str(&w, cmds[i].exe);
+		core_w_u32(&w, (uint32_t)cmds[i].nprocs);
+		core_w_u32(&w, (uint32_t)cmds[i].argc);
+		for (int k = 0; k < cmds[i].argc; k++)
+			core_w_str(&w, cmds[i].argv[k]);
+		core_w_u32(&w, (uint32_t)(2 * cmds[i].ninfo));
+		for (int k = 0; k < 2 * cmds[i].ninfo; k++)
+			core_w_str(&w, cmds[i].info[k]);
+	}
+	core_w_u32(&w, (uint32_t)(2 * npreput));
+	for (int k = 0; k < 2 * npreput; k++)
+		core_w_str(&w, preput[k]);
+	int rc = w.err ? -1 : 0;
+	if (!w.err)
+		boot_job_send(j, BOOT_MSG_SPAWN, &w, NULL, 0);
+	core_w_free(&w);
+	return rc;
+}
+
+void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r)
+{
+	int rank = (int)core_r_u32(r), rc = (int)core_r_u32(r);
+	const char *s = core_r_str(r);
+
+	if (r->err)
+		return;
+	for (int i = 0; i < j->nranks; i++)
+		if (j->r[i].rank == rank && j->r[i].pmi) {
+			pmi_conn_spawn_done(j->r[i].pmi, rc, rc ? NULL : s, rc ? s : NULL);
+			return;
+		}
+	/* the rank is gone (or a PMI_PORT conn not yet known): nobody waits for the answer */
+}
+
 static const struct pmi_server_ops ops = {
+    .spawn = op_spawn,
     .send = op_send,
     .fence = op_fence,
     .abort = op_abort,
@@ -477,7 +528,8 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 	                             .size = j->js.size,
 	                             .universe_size = j->js.universe_size,
 	                             .nlocal = j->nranks,
-	                             .appnum = appnum};
+	                             .appnum = appnum,
+	                             .spawner = j->js.spawner};
 	j->pmi = pmi_server_create(&cfg, &ops, j);
 	free(appnum);
 	if (!j->pmi)
@@ -485,6 +537,10 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 	if (j->js.process_mapping && *j->js.process_mapping &&
 	    pmi_server_preput(j->pmi, "PMI_process_mapping", j->js.process_mapping) < 0)
 		return core_errprintf(err, errlen, "PMI server: %s", strerror(errno));
+	for (int i = 0; i + 1 < j->js.npreput; i += 2) /* the spawning job's keys: its port */
+		if (pmi_server_preput(j->pmi, j->js.preput[i], j->js.preput[i + 1]) < 0)
+			return core_errprintf(err, errlen, "PMI server: preput key %s: %s",
+			                      j->js.preput[i], strerror(errno));
 	if (j->js.pmi_port && listen_port(j, err, errlen) < 0)
 		return -1;
 	if (tree_mode(j) && j->js.fence_parent && *j->js.fence_parent &&

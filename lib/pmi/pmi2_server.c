@@ -109,6 +109,8 @@ static int h_fullinit(pmi_conn_t *c, const struct pmi2_msg *m)
 	pmi2_out_addi(&o, "appnum", a);
 	pmi2_out_add(&o, "debugged", "FALSE");
 	pmi2_out_add(&o, "pmiverbose", "FALSE");
+	if (s->cfg.spawner)
+		pmi2_out_add(&o, "spawner-jobid", s->cfg.spawner);
 	return send_out(c, &o, "fullinit-response");
 }
 

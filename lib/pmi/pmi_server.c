@@ -705,6 +705,11 @@ pmi_server_t *pmi_server_create(const struct pmi_server_cfg *cfg, const struct p
 	s->ops = *ops;
 	s->arg = arg;
 	s->kvsname = strdup(cfg->kvsname);
+	if (cfg->spawner && *cfg->spawner && !(s->spawner = strdup(cfg->spawner))) {
+		pmi_server_destroy(s);
+		errno = ENOMEM;
+		return NULL;
+	}
 	s->kvs = pmi_kvs_create();
 	s->delta = pmi_kvs_create();
 	s->names = pmi_kvs_create();
@@ -721,6 +726,7 @@ pmi_server_t *pmi_server_create(const struct pmi_server_cfg *cfg, const struct p
 		return NULL;
 	}
 	s->cfg.kvsname = s->kvsname;
+	s->cfg.spawner = s->spawner;
 	s->cfg.appnum = s->appnum;
 	return s;
 }
@@ -740,6 +746,7 @@ void pmi_server_destroy(pmi_server_t *s)
 	free(s->fbuf);
 	free(s->appnum);
 	free(s->kvsname);
+	free(s->spawner);
 	free(s);
 	errno = saved;
 }

@@ -67,6 +67,7 @@ struct pmi_server_cfg {
 	int universe_size;   /* what get_universe_size answers */
 	int nlocal;          /* ranks this agent serves: barrier completes when all entered */
 	const int *appnum;   /* appnum per global rank (size entries), NULL = all 0 */
+	const char *spawner; /* the spawning job's kvsname (PMI-2 spawner-jobid); NULL/"" none */
 };
 
 /* Create the engine for one job. Returns NULL with errno set on failure. */

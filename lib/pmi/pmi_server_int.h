@@ -11,6 +11,7 @@ struct pmi_server {
 	struct pmi_server_cfg cfg;
 	int *appnum;
 	char *kvsname;
+	char *spawner; /* NULL: not a spawned job */
 	struct pmi_server_ops ops;
 	void *arg;
 	pmi_kvs_t *kvs;      /* everything visible to get */

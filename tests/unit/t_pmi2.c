@@ -117,7 +117,7 @@ static struct pmi_server_ops ops = {f_send,  f_fence, f_abort,   f_finalize,
 
 static void mk(int size, int nlocal)
 {
-	struct pmi_server_cfg cfg = {"lamkit-7", size, size + 3, nlocal, NULL};
+	struct pmi_server_cfg cfg = {"lamkit-7", size, size + 3, nlocal, NULL, NULL};
 
 	memset(&F, 0, sizeof(F));
 	F.s = pmi_server_create(&cfg, &ops, NULL);

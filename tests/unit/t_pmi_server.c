@@ -129,7 +129,7 @@ static int pending(int i)
 
 static pmi_server_t *mk(int size, int nlocal)
 {
-	struct pmi_server_cfg cfg = {"lamkit-42", size, size + 2, nlocal, NULL};
+	struct pmi_server_cfg cfg = {"lamkit-42", size, size + 2, nlocal, NULL, NULL};
 
 	memset(&F, 0, sizeof(F));
 	F.auto_done = 1;
@@ -211,7 +211,7 @@ static void test_mpich_sequence(void)
 
 static void test_two_agents(void)
 {
-	struct pmi_server_cfg cfg = {"kv", 2, 2, 1, NULL};
+	struct pmi_server_cfg cfg = {"kv", 2, 2, 1, NULL, NULL};
 	pmi_server_t *a, *b;
 	pmi_conn_t *ca, *cb;
 	char *batch = NULL;
