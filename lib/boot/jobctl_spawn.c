@@ -234,7 +234,7 @@ static int free_slots(struct ctl *root, struct boot_place_node *nodes, int nnode
 {
 	int *used = calloc((size_t)nnodes, sizeof *used);
 	long total = 0, nfree = 0, inuse = 0;
-	size_t cap = *hosts ? strlen(*hosts) + 1 : 1, len = 0;
+	size_t cap = (*hosts ? strlen(*hosts) : 0) + 2, len = 0;
 	char *keep = calloc(cap, 1);
 
 	if (!used || !keep) {
@@ -256,26 +256,34 @@ static int free_slots(struct ctl *root, struct boot_place_node *nodes, int nnode
 		if (fr == 0)
 			nodes[k].schedule = 0;
 	}
-	/* the filter keeps its order, less the full nodes */
+	/* the filter keeps its order, less the full nodes; a name that is no node is an error */
 	for (const char *p = *hosts; p && *p;) {
 		size_t k = strcspn(p, ",");
-		for (int i = 0; i < nnodes; i++)
-			if (strlen(nodes[i].host) == k && !strncmp(p, nodes[i].host, k) &&
-			    nodes[i].cpus > 0 && len + k + 1 < cap) {
-				len += (size_t)snprintf(keep + len, cap - len, "%s%.*s",
-				                        len ? "," : "", (int)k, p);
-				break;
-			}
+		int i = 0;
+		while (i < nnodes && (strlen(nodes[i].host) != k || strncmp(p, nodes[i].host, k)))
+			i++;
+		if (i == nnodes) {
+			free(used);
+			free(keep);
+			return core_errprintf(err, errlen,
+			                      "info host: %.*s is not a node of the universe "
+			                      "('lamkit nodes' lists them)",
+			                      (int)k, p);
+		}
+		if (nodes[i].cpus > 0 && len + k + 1 < cap)
+			len += (size_t)snprintf(keep + len, cap - len, "%s%.*s", len ? "," : "",
+			                        (int)k, p);
 		p += k + (p[k] == ',');
 	}
 	free(used);
 	if (n > nfree) {
 		free(keep);
 		return core_errprintf(err, errlen,
-		                      "%d processes do not fit in the %ld free slot%s of %s (%ld "
+		                      "%d process%s do%s not fit in the %ld free slot%s of %s (%ld "
 		                      "slots, %ld in use by this job)",
-		                      n, nfree, nfree == 1 ? "" : "s",
-		                      *hosts ? *hosts : "the universe", total, inuse);
+		                      n, n == 1 ? "" : "es", n == 1 ? "es" : "", nfree,
+		                      nfree == 1 ? "" : "s", *hosts ? *hosts : "the universe",
+		                      total, inuse);
 	}
 	if (*hosts)
 		*hosts = keep;
