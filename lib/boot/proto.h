@@ -8,7 +8,7 @@
 
 #include "msg.h"
 
-#define BOOT_PROTO_VERSION 1
+#define BOOT_PROTO_VERSION 2 /* 2: SPAWN frames, spawner and preput in the job spec */
 
 /* Frame types. A = agent, M = mpiexec (the job's controller). */
 enum boot_msg {
