@@ -7,7 +7,9 @@
  *   pmi_spawn multi             two commands: 1 child "app0" and 2 children "app1"
  *   pmi_spawn exit K            2 children; child rank 1 exits K after its exchange
  *   pmi_spawn refuse N          expect the spawn of N to be refused (rc != 0), exit 0
- * Children are started as "pmi_spawn child TAG [K]". Output: one line per message. */
+ *   pmi_spawn barrier           no spawn: PMI_Init, PMI_Barrier, PMI_Finalize (bench/spawn)
+ * Children are started as "pmi_spawn child TAG [K]". Output: one line per message, and the
+ * parent's "spawned N in X ms" (PMI_Spawn_multiple until every child said hello). */
 #include "pmi.h"
 
 #include <arpa/inet.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KEY "PARENT_ROOT_PORT_NAME"
@@ -113,6 +116,12 @@ static int parent(int argc, char **argv)
 	if ((rc = PMI_Init(&spawned)) || spawned)
 		return die("parent", "PMI_Init", rc ? rc : spawned);
 	PMI_Get_rank(&rank);
+	if (!strcmp(mode, "barrier")) {
+		if ((rc = PMI_Barrier()))
+			return die("parent", "barrier", rc);
+		PMI_Finalize();
+		return 0;
+	}
 	if (!strcmp(mode, "multi")) {
 		count = 2;
 		maxprocs[0] = 1;
@@ -149,6 +158,8 @@ static int parent(int argc, char **argv)
 		if ((lfd = listen_on(addr, sizeof addr)) < 0)
 			return die("parent", "listen", 0);
 		PMI_keyval_t pre = {KEY, addr};
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc =
 		    PMI_Spawn_multiple(count, cmds, argvs, maxprocs, ninfo, infos, 1, &pre, errors);
 		if (rc != PMI_SUCCESS)
@@ -165,6 +176,10 @@ static int parent(int argc, char **argv)
 			printf("parent: child %d said hello\n", r);
 			close(cfd);
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("parent: spawned %d in %.3f ms\n", n,
+		       (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		           (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 		fflush(stdout);
 		close(lfd);
 	}
