@@ -343,6 +343,12 @@ int boot_run_universe(const struct boot_run_opts *o, const struct boot_universe 
 {
 	struct ctl c;
 
+	static char head[300];
+
+	if (u->nnodes > 0) { /* the universe's name service: its first node's agent */
+		snprintf(head, sizeof head, "%s:%d", u->nodes[0].addr, u->nodes[0].port);
+		o->js->names_at = head;
+	}
 	if (boot_ctl_init(&c, o, 0) == 0) {
 		c.u = u;
 		if (start_placed(&c, boot_universe_place_nodes(u), u->nnodes, p, u) == 0)

@@ -199,6 +199,7 @@ static int read_request(struct ctl *c, struct core_rbuf *r, struct boot_jobspec 
 	js->bind = rj->bind;
 	js->env = rj->env;
 	js->nenv = rj->nenv;
+	js->names_at = rj->names_at; /* borrowed, like env */
 	return 0;
 }
 

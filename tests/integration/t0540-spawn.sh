@@ -4,7 +4,8 @@
 # connect to it) over PMI-1 and PMI-2; parents and children talk both ways; collective and
 # multi-command spawns; a child exiting 3 fails the job with one line naming it; a spawn larger
 # than the free slots is refused with one line; on 4 ssh namespace nodes the children go to
-# the free slots of other nodes (or the host asked for); nothing is left after halt. Debian's
+# the free slots of other nodes (or the host asked for); names published by one job are found
+# by later jobs on other nodes (the head agent's name service); nothing is left after halt. Debian's
 # MPICH (ch4:ucx) cannot spawn at all: it fails the same way under lamkit as under Hydra.
 # timeout: 150
 . "$(dirname "$0")/../lib/common.sh"
@@ -91,6 +92,17 @@ if [ "$(id -u)" = 0 ] && { command -v sshd >/dev/null || [ -x /usr/sbin/sshd ]; 
 		out=$(lkx -n 2 "$P" refuse 7 2>&1); rc=$?
 		like "$out" "cannot spawn: 7 processes do not fit in the 6 free slots of the universe \(8 slots, 2 in use by this job\)" \
 			"7 children do not fit in 6 free slots"
+		# the name service is the universe's: later jobs on other nodes see the name
+		like "$(lkx -n 1 "$P" publish lk-svc port-7 2>&1)" "publish lk-svc: rc 0" "a job on n1 publishes"
+		like "$(lkx -n 1 -hosts n3 "$P" lookup lk-svc 2>&1)" "lookup lk-svc: rc 0 port port-7" \
+			"a later job on n3 looks it up (PMI-2 wire)"
+		like "$(LAMKIT_PMI_VERSION=1 lkx -n 1 -hosts n4 "$P" lookup lk-svc 2>&1)" \
+			"lookup lk-svc: rc 0 port port-7" "and on n4 over PMI-1"
+		like "$(lkx -n 1 -hosts n2 "$P" publish lk-svc other 2>&1)" "publish lk-svc: rc -1" \
+			"publishing it again fails"
+		like "$(lkx -n 1 -hosts n2 "$P" unpublish lk-svc 2>&1)" "unpublish lk-svc: rc 0" \
+			"another job unpublishes it"
+		unlike "$(lkx -n 1 -hosts n3 "$P" lookup lk-svc 2>&1)" "rc 0" "then it is gone"
 		pids=$(awk '$1 == "node" { print $8 }' "$U" | tr '\n' ' ')
 		(cd "$T" && timeout 30 "$LAMKIT" halt >/dev/null 2>&1)
 		is $? 0 "halt"

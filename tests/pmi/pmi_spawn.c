@@ -8,6 +8,7 @@
  *   pmi_spawn exit K            2 children; child rank 1 exits K after its exchange
  *   pmi_spawn refuse N          expect the spawn of N to be refused (rc != 0), exit 0
  *   pmi_spawn barrier           no spawn: PMI_Init, PMI_Barrier, PMI_Finalize (bench/spawn)
+ *   pmi_spawn publish NAME PORT | lookup NAME | unpublish NAME   the name service, rank 0
  * Children are started as "pmi_spawn child TAG [K]". Output: one line per message, and the
  * parent's "spawned N in X ms" (PMI_Spawn_multiple until every child said hello). */
 #include "pmi.h"
@@ -116,6 +117,21 @@ static int parent(int argc, char **argv)
 	if ((rc = PMI_Init(&spawned)) || spawned)
 		return die("parent", "PMI_Init", rc ? rc : spawned);
 	PMI_Get_rank(&rank);
+	if (argc > 2 &&
+	    (!strcmp(mode, "publish") || !strcmp(mode, "lookup") || !strcmp(mode, "unpublish"))) {
+		char port[256] = "";
+		if (rank == 0 && mode[0] == 'p')
+			rc = PMI_Publish_name(argv[2], argc > 3 ? argv[3] : "none");
+		else if (rank == 0 && mode[0] == 'l')
+			rc = PMI_Lookup_name(argv[2], port);
+		else if (rank == 0)
+			rc = PMI_Unpublish_name(argv[2]);
+		if (rank == 0)
+			printf("%s %s: rc %d%s%s\n", mode, argv[2], rc, *port ? " port " : "",
+			       port);
+		PMI_Finalize();
+		return 0;
+	}
 	if (!strcmp(mode, "barrier")) {
 		if ((rc = PMI_Barrier()))
 			return die("parent", "barrier", rc);

@@ -112,8 +112,8 @@ static int f_resource(void *arg, pmi_conn_t *c, int op, const char *kind, const 
 	return 0;
 }
 
-static struct pmi_server_ops ops = {f_send,  f_fence, f_abort,   f_finalize,
-                                    f_error, f_spawn, f_resource};
+static struct pmi_server_ops ops = {f_send,  f_fence, f_abort,    f_finalize,
+                                    f_error, f_spawn, f_resource, NULL};
 
 static void mk(int size, int nlocal)
 {
