@@ -247,6 +247,9 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 	case BOOT_MSG_FENCE_DOWN:
 		boot_job_fence_down(j, r);
 		break;
+	case BOOT_MSG_SPAWN_REPLY:
+		boot_job_spawn_reply(j, r);
+		break;
 	default:
 		core_log(CORE_LOG_DEBUG, "agent: job %u: unexpected frame type %u", j->js.jobid,
 		         type);

@@ -143,6 +143,9 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_drop_prefix(&e, "PMI_ID=");
 	env_drop_prefix(&e, "MPI_LOCALRANKID=");
 	env_drop_prefix(&e, "PMI_JOBID=");
+	env_drop_prefix(&e, "PMI_SPAWNED=");
+	if (j->js.spawner && *j->js.spawner)
+		env_set(&e, "PMI_SPAWNED", "1"); /* PMI-1 clients learn they were spawned here */
 	if (j->js.pmi_port) {
 		env_set(&e, "PMI_PORT", "%s", j->port_str);
 	} else {

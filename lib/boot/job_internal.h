@@ -45,19 +45,21 @@ struct boot_job {
 	uint32_t fence_epoch;
 	int64_t fence_timer;
 	/* the fence tree among the job's agents (js.fence_parent / js.fence_children) */
-	boot_link_t *fence_up;      /* to the parent agent, NULL at the root */
-	struct core_wbuf fence_acc; /* this epoch's deltas: ours and our children's */
-	struct core_wbuf up_wait;   /* a FENCE_UP waiting for the parent link's handshake */
-	boot_link_t **fence_kids;   /* children that sent this epoch's FENCE_UP */
-	int nkids, fence_in;        /* fence_in: our own ranks are in this epoch's fence */
-	char ***app_env;            /* per app: the environment all its ranks share */
-	int *app_ompi;              /* per app: 1 = built with Open MPI (gets its environment) */
-	int ompi;                   /* program built with Open MPI */
-	int devnull;                /* stdin of ranks other than 0 */
-	char **exe_paths;           /* per app: the executable, resolved once */
-	struct core_wbuf procs;     /* "pid starttime rank" lines, written once after starting */
-	char pmi_lib[4300];         /* libpmi.so written for Open MPI programs */
-	struct boot_res *res;       /* registered resources (job_res.c) */
+	boot_link_t *fence_up;       /* to the parent agent, NULL at the root */
+	boot_link_t *names_up;       /* to the universe's name service (js.names_at), lazily */
+	struct core_wbuf names_wait; /* NAMES frames (u32 length, payload) until it is ready */
+	struct core_wbuf fence_acc;  /* this epoch's deltas: ours and our children's */
+	struct core_wbuf up_wait;    /* a FENCE_UP waiting for the parent link's handshake */
+	boot_link_t **fence_kids;    /* children that sent this epoch's FENCE_UP */
+	int nkids, fence_in;         /* fence_in: our own ranks are in this epoch's fence */
+	char ***app_env;             /* per app: the environment all its ranks share */
+	int *app_ompi;               /* per app: 1 = built with Open MPI (gets its environment) */
+	int ompi;                    /* program built with Open MPI */
+	int devnull;                 /* stdin of ranks other than 0 */
+	char **exe_paths;            /* per app: the executable, resolved once */
+	struct core_wbuf procs;      /* "pid starttime rank" lines, written once after starting */
+	char pmi_lib[4300];          /* libpmi.so written for Open MPI programs */
+	struct boot_res *res;        /* registered resources (job_res.c) */
 	int nres, capres;
 };
 
@@ -80,6 +82,8 @@ int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errl
 /* The rank exited: drain its PMI socket, settle r->pmi_state, close the channel. */
 void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r);
 void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r);
+/* SPAWN_REPLY from the controller: answer the rank's pending spawn. */
+void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r);
 
 void boot_job_pmi_destroy(boot_job_t *j);
 

@@ -270,7 +270,169 @@ static int op_resource(void *arg, pmi_conn_t *c, int op, const char *kind, const
 	return boot_job_res_op(arg, r ? r->rank : pmi_conn_rank(c), op, kind, name, why, whylen);
 }
 
+/* A rank asks for a new job (MPI_Comm_spawn): the controller places and starts it and answers
+ * with SPAWN_REPLY (boot_job_spawn_reply). */
+static int op_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_cmd *cmds,
+                    int npreput, char *const preput[])
+{
+	boot_job_t *j = arg;
+	struct boot_rank *r = conn_rank(c);
+	int rank = r ? r->rank : pmi_conn_rank(c);
+	struct core_wbuf w = {0};
+
+	if (!j->ctl || rank < 0)
+		return -1;
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)rank);
+	core_w_u32(&w, (uint32_t)ncmds);
+	for (int i = 0; i < ncmds; i++) {
+		core_w_str(&w, cmds[i].exe);
+		core_w_u32(&w, (uint32_t)cmds[i].nprocs);
+		core_w_u32(&w, (uint32_t)cmds[i].argc);
+		for (int k = 0; k < cmds[i].argc; k++)
+			core_w_str(&w, cmds[i].argv[k]);
+		core_w_u32(&w, (uint32_t)(2 * cmds[i].ninfo));
+		for (int k = 0; k < 2 * cmds[i].ninfo; k++)
+			core_w_str(&w, cmds[i].info[k]);
+	}
+	core_w_u32(&w, (uint32_t)(2 * npreput));
+	for (int k = 0; k < 2 * npreput; k++)
+		core_w_str(&w, preput[k]);
+	int rc = w.err ? -1 : 0;
+	if (!w.err)
+		boot_job_send(j, BOOT_MSG_SPAWN, &w, NULL, 0);
+	core_w_free(&w);
+	return rc;
+}
+
+void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r)
+{
+	int rank = (int)core_r_u32(r), rc = (int)core_r_u32(r);
+	const char *s = core_r_str(r);
+
+	if (r->err)
+		return;
+	for (int i = 0; i < j->nranks; i++)
+		if (j->r[i].rank == rank && j->r[i].pmi) {
+			pmi_conn_spawn_done(j->r[i].pmi, rc, rc ? NULL : s, rc ? s : NULL);
+			return;
+		}
+	/* the rank is gone (or a PMI_PORT conn not yet known): nobody waits for the answer */
+}
+
+/* {==== the universe's name service: requests go to the head agent (js.names_at) over one
+ * link per job, opened at the first request; answers come back by rank */
+
+static void names_answer_all(boot_job_t *j, int rc, const char *why)
+{
+	for (int i = 0; i < j->nranks; i++)
+		if (j->r[i].pmi)
+			pmi_conn_names_done(j->r[i].pmi, rc, why); /* EINVAL where none waits */
+}
+
+static void names_ready(boot_link_t *l, void *arg)
+{
+	boot_job_t *j = arg;
+	struct core_rbuf r = {.p = j->names_wait.p, .len = j->names_wait.len};
+
+	while (r.off < r.len && !r.err) {
+		uint32_t n = core_r_u32(&r);
+		const char *p = core_r_bytes(&r, n);
+		if (p)
+			boot_link_send(l, BOOT_MSG_NAMES, p, n, NULL, 0);
+	}
+	core_w_free(&j->names_wait);
+}
+
+static void names_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
+{
+	boot_job_t *j = arg;
+	struct core_rbuf r = {.p = d, .len = len};
+	uint32_t id = core_r_u32(&r);
+	int rank = (int)core_r_u32(&r), rc = (int)core_r_u32(&r);
+	const char *val = core_r_str(&r);
+
+	if (type != BOOT_MSG_NAMES_REPLY || r.err || id != j->js.jobid)
+		return;
+	for (int i = 0; i < j->nranks; i++)
+		if (j->r[i].rank == rank && j->r[i].pmi)
+			pmi_conn_names_done(j->r[i].pmi, rc, val);
+}
+
+static void names_close(boot_link_t *l, int err, const char *why, void *arg)
+{
+	boot_job_t *j = arg;
+
+	boot_link_destroy(l);
+	j->names_up = NULL;
+	core_w_free(&j->names_wait);
+	core_log(CORE_LOG_ERROR, "agent: job %u: lost the name service at %s: %s", j->js.jobid,
+	         j->js.names_at, why);
+	names_answer_all(j, -1, "name_service_unreachable");
+}
+
+static const struct boot_link_cbs names_cbs = {
+    .on_ready = names_ready, .on_frame = names_frame, .on_close = names_close};
+
+static int names_connect(boot_job_t *j)
+{
+	char addr[80], err[256];
+	const char *colon = strrchr(j->js.names_at, ':');
+
+	if (!j->ag->uopts || !colon || colon == j->js.names_at)
+		return -1;
+	snprintf(addr, sizeof addr, "%.*s", (int)(colon - j->js.names_at), j->js.names_at);
+	int fd = boot_tcp_connect(addr, atoi(colon + 1), err, sizeof err);
+	if (fd < 0) {
+		core_log(CORE_LOG_ERROR, "agent: job %u: name service: %s", j->js.jobid, err);
+		return -1;
+	}
+	j->names_up = boot_link_secure(j->ag->ev, fd, 1, j->ag->uopts->key, j->js.names_at, 10000,
+	                               &names_cbs, j);
+	if (!j->names_up) {
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+/* Publish/unpublish/lookup of a universe job go to the head agent; without one (no
+ * universe) the engine serves the job's own table. */
+static int op_names(void *arg, pmi_conn_t *c, int op, const char *name, const char *port)
+{
+	boot_job_t *j = arg;
+	struct boot_rank *r = conn_rank(c);
+	int rank = r ? r->rank : pmi_conn_rank(c);
+	struct core_wbuf w = {0};
+
+	if (!j->js.names_at || !*j->js.names_at || rank < 0)
+		return 1;
+	if (!j->names_up && names_connect(j) < 0)
+		return 1; /* said in the log; the job's own table still answers */
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)rank);
+	core_w_u32(&w, (uint32_t)op);
+	core_w_str(&w, name);
+	core_w_str(&w, port ? port : "");
+	int rc = w.err ? -1 : 0;
+	if (!w.err && boot_link_send(j->names_up, BOOT_MSG_NAMES, w.p, w.len, NULL, 0) < 0) {
+		if (errno == ENOTCONN) { /* handshake still going: names_ready sends it */
+			core_w_u32(&j->names_wait, (uint32_t)w.len);
+			core_w_bytes(&j->names_wait, w.p, w.len);
+			rc = j->names_wait.err ? -1 : 0;
+		} else {
+			rc = -1;
+		}
+	}
+	core_w_free(&w);
+	return rc < 0 ? 1 : 0;
+}
+
+/* ====} */
+
 static const struct pmi_server_ops ops = {
+    .names = op_names,
+    .spawn = op_spawn,
     .send = op_send,
     .fence = op_fence,
     .abort = op_abort,
@@ -477,7 +639,8 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 	                             .size = j->js.size,
 	                             .universe_size = j->js.universe_size,
 	                             .nlocal = j->nranks,
-	                             .appnum = appnum};
+	                             .appnum = appnum,
+	                             .spawner = j->js.spawner};
 	j->pmi = pmi_server_create(&cfg, &ops, j);
 	free(appnum);
 	if (!j->pmi)
@@ -485,6 +648,10 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 	if (j->js.process_mapping && *j->js.process_mapping &&
 	    pmi_server_preput(j->pmi, "PMI_process_mapping", j->js.process_mapping) < 0)
 		return core_errprintf(err, errlen, "PMI server: %s", strerror(errno));
+	for (int i = 0; i + 1 < j->js.npreput; i += 2) /* the spawning job's keys: its port */
+		if (pmi_server_preput(j->pmi, j->js.preput[i], j->js.preput[i + 1]) < 0)
+			return core_errprintf(err, errlen, "PMI server: preput key %s: %s",
+			                      j->js.preput[i], strerror(errno));
 	if (j->js.pmi_port && listen_port(j, err, errlen) < 0)
 		return -1;
 	if (tree_mode(j) && j->js.fence_parent && *j->js.fence_parent &&
@@ -515,6 +682,9 @@ void boot_job_pmi_destroy(boot_job_t *j)
 	j->pmi = NULL;
 	boot_link_destroy(j->fence_up);
 	j->fence_up = NULL;
+	boot_link_destroy(j->names_up);
+	j->names_up = NULL;
+	core_w_free(&j->names_wait);
 	core_w_free(&j->fence_acc);
 	core_w_free(&j->up_wait);
 	free(j->fence_kids);

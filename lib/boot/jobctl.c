@@ -41,18 +41,34 @@ static void send_u32(struct agent *a, unsigned type, int n, const uint32_t *v)
 	core_w_free(&w);
 }
 
-/* To every agent still running its part. */
+struct ctl *boot_ctl_root(struct ctl *c)
+{
+	while (c->parent)
+		c = c->parent;
+	return c;
+}
+
+/* To every agent still running its part, in c's job and every job spawned from it. */
 static void send_all(struct ctl *c, unsigned type, int n, const uint32_t *v)
 {
 	for (int i = 0; i < c->nag; i++)
 		if (!c->ag[i].done)
 			send_u32(&c->ag[i], type, n, v);
+	for (int k = 0; k < c->nsubs; k++)
+		send_all(c->subs[k], type, n, v);
 }
 
+/* The loop ends when mpiexec's job and every job spawned from it are over. */
 static void check_over(struct ctl *c)
 {
-	if (c->ndone >= c->nag)
-		core_ev_stop(c->ev);
+	struct ctl *r = boot_ctl_root(c);
+
+	if (r->ndone < r->nag)
+		return;
+	for (int k = 0; k < r->nsubs; k++)
+		if (r->subs[k]->ndone < r->subs[k]->nag)
+			return;
+	core_ev_stop(r->ev);
 }
 
 /* The agent's part is over (or it is gone): drop its link. Idempotent. */
@@ -82,7 +98,7 @@ static void on_kill_timeout(core_ev_t *ev, void *arg)
 	check_over(c);
 }
 
-static void kill_job(struct ctl *c)
+static void kill_one(struct ctl *c)
 {
 	if (c->killed)
 		return;
@@ -98,24 +114,37 @@ static void kill_job(struct ctl *c)
 	}
 	if (c->ndone < c->nag)
 		c->kill_timer = core_ev_timer(c->ev, BOOT_AGENT_KILL_MS, on_kill_timeout, c);
-	check_over(c);
+}
+
+/* A job ends with the jobs of its family: spawned ranks do not outlive their spawners'
+ * failure, nor the spawners theirs. */
+static void kill_job(struct ctl *c)
+{
+	struct ctl *r = boot_ctl_root(c);
+
+	kill_one(r);
+	for (int k = 0; k < r->nsubs; k++)
+		kill_one(r->subs[k]);
+	check_over(r);
 }
 
 /* The first failure decides the exit status and ends the job. */
 void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[900];
 	va_list ap;
+	struct ctl *r = boot_ctl_root(c);
 
-	if (c->failed || c->killed)
+	if (r->failed || r->killed)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	c->failed = 1;
-	c->exit_code = code;
-	/* said after the ranks' last output, so it is the last line the user sees */
-	snprintf(c->why, sizeof c->why, "%s", msg);
+	r->failed = 1;
+	r->exit_code = code;
+	/* said after the ranks' last output, so it is the last line the user sees; a spawned
+	 * job's failure is the whole job's, named with the spawned job */
+	snprintf(r->why, sizeof r->why, "%s%s", c->label, msg);
 	kill_job(c);
 }
 
@@ -282,9 +311,9 @@ static void rank_exit(struct agent *a, struct core_rbuf *r)
 
 	if (r->err || rank < 0 || rank >= c->o->js->size)
 		return;
-	if (rank == 0)
+	if (rank == 0 && !c->parent)
 		stdin_stop(c);
-	if (c->failed || c->killed)
+	if (c->killed || boot_ctl_root(c)->failed || boot_ctl_root(c)->killed)
 		return; /* consequences of ending the job, not causes */
 	if (WIFSIGNALED(st)) {
 		boot_ctl_fail(c, 128 + WTERMSIG(st),
@@ -356,10 +385,16 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 			if (rank < (uint32_t)c->o->js->size)
 				c->pids[rank] = (pid_t)pid;
 			if (c->o->verbose)
-				boot_ctl_msg(c, "rank %u: pid %u on %s", rank, pid, a->host);
+				boot_ctl_msg(c, "%srank %u: pid %u on %s", c->label, rank, pid,
+				             a->host);
 		}
+		if (c->parent)
+			boot_ctl_spawn_started(a);
 		break;
 	}
+	case BOOT_MSG_SPAWN:
+		boot_ctl_spawn(a, &r);
+		break;
 	case BOOT_MSG_SPAWN_FAIL: {
 		int rank = (int)core_r_u32(&r), e = (int)core_r_u32(&r);
 		const char *exe = core_r_str(&r);
@@ -432,11 +467,12 @@ static void on_close(boot_link_t *l, int err, const char *why, void *arg)
 	if (!a->started) { /* the connection or its handshake failed */
 		boot_ctl_unreachable(a, boot_ctl_after_peer(why, a->where));
 	} else {
-		boot_ctl_msg(c, "the agent on %s went away%s%s; job ended", a->host,
+		struct ctl *rt = boot_ctl_root(c);
+		boot_ctl_msg(c, "%sthe agent on %s went away%s%s; job ended", c->label, a->host,
 		             err ? ": " : "", err ? strerror(err) : "");
-		if (!c->failed)
-			c->exit_code = CORE_EXIT_SYSTEM;
-		c->failed = 1;
+		if (!rt->failed)
+			rt->exit_code = CORE_EXIT_SYSTEM;
+		rt->failed = 1;
 	}
 	agent_gone(a);
 	kill_job(c); /* the others' ranks cannot go on without these */
@@ -469,7 +505,9 @@ void boot_ctl_start_agent(struct agent *a)
 	}
 	core_w_free(&w);
 	a->started = 1;
-	if (a == &c->ag[0] && c->o->singinit_fd < 0)
+	if (a == &c->ag[0] && c->parent) /* spawned ranks read no stdin (Hydra's too) */
+		send_u32(a, BOOT_MSG_STDIN, 0, NULL);
+	else if (a == &c->ag[0] && c->o->singinit_fd < 0)
 		stdin_start(c);
 }
 
@@ -567,8 +605,10 @@ void boot_ctl_loop(struct ctl *c)
 {
 	if (c->o->timeout_s > 0)
 		core_ev_timer(c->ev, (int64_t)c->o->timeout_s * 1000, on_timeout, c);
-	if (c->ndone < c->nag)
+	if (c->ndone < c->nag || c->nsubs)
 		core_ev_run(c->ev);
+	for (int k = 0; k < c->nsubs; k++)
+		boot_outbuf_flush_all(c->subs[k]->out);
 	boot_outbuf_flush_all(c->out);
 	if (c->why[0])
 		boot_ctl_msg(c, "%s", c->why);
@@ -576,7 +616,13 @@ void boot_ctl_loop(struct ctl *c)
 
 int boot_ctl_end(struct ctl *c)
 {
-	stdin_stop(c);
+	if (!c->parent)
+		stdin_stop(c);
+	for (int k = 0; k < c->nsubs; k++)
+		boot_ctl_end(c->subs[k]);
+	free(c->subs);
+	c->subs = NULL;
+	c->nsubs = 0;
 	for (int i = 0; c->ag && i < c->nag; i++) {
 		boot_link_destroy(c->ag[i].link);
 		c->ag[i].link = NULL;
@@ -591,6 +637,10 @@ int boot_ctl_end(struct ctl *c)
 	free(c->kvs);
 	boot_outbuf_destroy(c->out);
 	free(c->pids);
+	if (c->parent) { /* the loop is the family's */
+		boot_ctl_spawn_free(c);
+		return 0;
+	}
 	core_ev_destroy(c->ev);
 	return c->exit_code;
 }

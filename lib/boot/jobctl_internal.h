@@ -25,6 +25,7 @@ struct agent {
 	pid_t pid; /* a forked local agent, else -1 */
 	int fd;    /* its socket until the link wraps it */
 	int started, done, fence_up;
+	int ran;               /* sent STARTED: its ranks are forked */
 	char fence_parent[80]; /* universe jobs: "addr:port" of its parent in the fence tree */
 	int fence_children;
 };
@@ -52,6 +53,21 @@ struct ctl {
 	int nup;
 	char *kvs;
 	size_t kvslen, kvscap;
+	/* where jobs run, for the jobs ranks spawn (jobctl_spawn.c): a universe, k forked agents
+	 * standing for nodes, or (u NULL, local_k 0) one forked local agent per job */
+	const struct boot_universe *u;
+	int local_k, local_slots;
+	/* a spawned job: the job that holds its family (mpiexec's own), its name in messages,
+	 * what it runs (owned) and the rank whose PMI spawn waits for it to start */
+	struct ctl *parent;
+	char label[64];
+	struct boot_run_opts own_o;
+	struct boot_jobspec own_js;
+	struct agent *req_ag;
+	int req_rank, replied;
+	/* mpiexec's own job: the jobs its ranks (and theirs) spawned */
+	struct ctl **subs;
+	int nsubs;
 };
 
 /* One line "lamkit mpiexec: ..." on stderr. */
@@ -76,5 +92,21 @@ void boot_ctl_loop(struct ctl *c);
 int boot_ctl_end(struct ctl *c);
 /* Wait for the forked agents (at most 5 s in all, then SIGKILL). */
 void boot_ctl_reap_agents(struct ctl *c);
+
+/* mpiexec's own job (the family's root); c itself when it is. */
+struct ctl *boot_ctl_root(struct ctl *c);
+/* Start c's job: one forked local agent (nodes NULL: c->o->js goes as it is), or placed over
+ * nodes (freed here) through forked agents (u NULL) or the universe's. 0, or -1 (said,
+ * exit_code set). Does not run the loop. */
+int boot_ctl_start(struct ctl *c, struct boot_place_node *nodes, int nnodes,
+                   const struct boot_place_opts *p, const struct boot_universe *u);
+
+/* jobctl_spawn.c: agent a's rank asks for a new job (BOOT_MSG_SPAWN): place and start it as a
+ * spawned job of the family, or answer rc=-1 with one line said. */
+void boot_ctl_spawn(struct agent *a, struct core_rbuf *r);
+/* Agent a of a spawned job started its ranks: once all did, answer the spawning rank. */
+void boot_ctl_spawn_started(struct agent *a);
+/* Free a spawned job (its links closed and agents reaped by the caller first). */
+void boot_ctl_spawn_free(struct ctl *sub);
 
 #endif

@@ -20,6 +20,26 @@
 
 /* {==== forked local agents */
 
+/* In a forked agent of a spawned job: close what mpiexec had open (its links to the other
+ * agents, its loop), so that only mpiexec's hangup ends those. */
+#ifndef SYS_close_range
+#define SYS_close_range 436 /* Linux 5.9; the same number on every architecture */
+#endif
+
+static void close_others(int keep)
+{
+	/* two syscalls instead of one close() per possible fd (tens of thousands of them) */
+	if ((keep <= 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
+	    syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
+		return;
+	long max = sysconf(_SC_OPEN_MAX);
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = 3; fd < max; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
 /* Fork an agent for every entry of c->ag, each on a socketpair of its own (a->fd is our end).
  * Each child keeps only its own end. 0, or -1 with errno (those forked are reaped later). */
 static int fork_agents(struct ctl *c, int singinit_fd, pid_t singinit_pid)
@@ -47,6 +67,8 @@ static int fork_agents(struct ctl *c, int singinit_fd, pid_t singinit_pid)
 				if (k != i && sv[k][1] >= 0)
 					close(sv[k][1]);
 			}
+			if (c->parent) /* forked mid-job: the family's links are not this agent's */
+				close_others(sv[i][1]);
 			setsid(); /* terminal signals reach mpiexec only; it forwards them */
 			snprintf(name, sizeof name, "local-%d", (int)getpid());
 			struct boot_agent_opts ao = {.name = name,
@@ -247,9 +269,9 @@ struct boot_place_node *boot_local_agent_nodes(int k, int slots)
 	return nodes;
 }
 
-/* Place, connect or fork, run. nodes is freed. */
-static int run_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes,
-                      const struct boot_place_opts *p, const struct boot_universe *u)
+/* Place, connect or fork. nodes is freed. */
+static int start_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes,
+                        const struct boot_place_opts *p, const struct boot_universe *u)
 {
 	char err[1024];
 
@@ -306,7 +328,20 @@ static int run_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes,
 			break;
 		}
 	}
-	boot_ctl_loop(c);
+	return 0;
+}
+
+int boot_ctl_start(struct ctl *c, struct boot_place_node *nodes, int nnodes,
+                   const struct boot_place_opts *p, const struct boot_universe *u)
+{
+	if (nodes || u)
+		return start_placed(c, nodes, nnodes, p, u);
+	if (fork_agents(c, -1, 0) < 0) {
+		boot_ctl_msg(c, "cannot start the local agent: %s", strerror(errno));
+		c->exit_code = CORE_EXIT_SYSTEM;
+		return -1;
+	}
+	start_local(c);
 	return 0;
 }
 
@@ -315,8 +350,17 @@ int boot_run_universe(const struct boot_run_opts *o, const struct boot_universe 
 {
 	struct ctl c;
 
-	if (boot_ctl_init(&c, o, 0) == 0)
-		run_placed(&c, boot_universe_place_nodes(u), u->nnodes, p, u);
+	static char head[300];
+
+	if (u->nnodes > 0) { /* the universe's name service: its first node's agent */
+		snprintf(head, sizeof head, "%s:%d", u->nodes[0].addr, u->nodes[0].port);
+		o->js->names_at = head;
+	}
+	if (boot_ctl_init(&c, o, 0) == 0) {
+		c.u = u;
+		if (start_placed(&c, boot_universe_place_nodes(u), u->nnodes, p, u) == 0)
+			boot_ctl_loop(&c);
+	}
 	return boot_ctl_end(&c);
 }
 
@@ -325,8 +369,12 @@ int boot_run_local_agents(const struct boot_run_opts *o, int k, int slots,
 {
 	struct ctl c;
 
-	if (boot_ctl_init(&c, o, 0) == 0)
-		run_placed(&c, boot_local_agent_nodes(k, slots), k, p, NULL);
+	if (boot_ctl_init(&c, o, 0) == 0) {
+		c.local_k = k < 1 ? 1 : k;
+		c.local_slots = slots;
+		if (start_placed(&c, boot_local_agent_nodes(k, slots), k, p, NULL) == 0)
+			boot_ctl_loop(&c);
+	}
 	return boot_ctl_end(&c);
 }
 

@@ -43,6 +43,9 @@ void boot_jobspec_encode(struct core_wbuf *w, const struct boot_jobspec *js)
 	core_w_u32(w, (uint32_t)js->nagents);
 	core_w_str(w, js->fence_parent ? js->fence_parent : "");
 	core_w_u32(w, (uint32_t)js->fence_children);
+	core_w_str(w, js->spawner ? js->spawner : "");
+	core_w_str(w, js->names_at ? js->names_at : "");
+	w_strv(w, js->preput, js->npreput);
 }
 
 static char *r_dup(struct core_rbuf *r)
@@ -127,7 +130,10 @@ int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len)
 	js->nagents = r_int(&r, 1 << 20);
 	js->fence_parent = r_dup(&r);
 	js->fence_children = r_int(&r, 1 << 20);
-	if (r.err || js->size < 1 || js->napps < 1 || r.off != r.len) {
+	js->spawner = r_dup(&r);
+	js->names_at = r_dup(&r);
+	js->preput = r_strv(&r, &js->npreput);
+	if (r.err || js->size < 1 || js->napps < 1 || r.off != r.len || js->npreput % 2) {
 		boot_jobspec_free(js);
 		errno = EINVAL;
 		return -1;
@@ -142,6 +148,9 @@ void boot_jobspec_free(struct boot_jobspec *js)
 	free(js->kvsname);
 	free(js->wdir);
 	free(js->fence_parent);
+	free(js->spawner);
+	free(js->names_at);
+	core_strv_free(js->preput, js->npreput);
 	core_strv_free(js->env, js->nenv);
 	for (int a = 0; js->apps && a < js->napps; a++) {
 		free(js->apps[a].exe);

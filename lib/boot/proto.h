@@ -8,7 +8,7 @@
 
 #include "msg.h"
 
-#define BOOT_PROTO_VERSION 1
+#define BOOT_PROTO_VERSION 2 /* 2: SPAWN and NAMES frames, spawner, names_at, preput */
 
 /* Frame types. A = agent, M = mpiexec (the job's controller). */
 enum boot_msg {
@@ -27,6 +27,14 @@ enum boot_msg {
 	BOOT_MSG_JOB_DONE = 13,   /* A->M: u32 jobid: all ranks reaped, output drained */
 	BOOT_MSG_FENCE_UP = 14,   /* A->M: u32 jobid, u32 epoch, KVS delta (pmi_kvs_encode) */
 	BOOT_MSG_FENCE_DOWN = 15, /* M->A: u32 jobid, u32 epoch, merged KVS */
+	/* PMI spawn (doc/PROTOCOL-agent.md, "Spawn") */
+	BOOT_MSG_SPAWN = 23,       /* A->M: u32 jobid, u32 rank, u32 ncmds, ncmds x (str exe,
+	                              u32 nprocs, strv argv, strv info k,v,...), strv preput k,v */
+	BOOT_MSG_SPAWN_REPLY = 24, /* M->A: u32 jobid, u32 rank, u32 rc, str kvsname or reason */
+	/* the universe's name service, served by the head agent (doc/PROTOCOL-agent.md, "Names") */
+	BOOT_MSG_NAMES = 25,       /* A->head: u32 jobid, u32 rank, u32 op (PMI_NAME_*), str name,
+	                              str port ("" unless publish) */
+	BOOT_MSG_NAMES_REPLY = 26, /* head->A: u32 jobid, u32 rank, u32 rc, str port or reason */
 	/* universe frames (no jobid): doc/PROTOCOL-agent.md, "Universe" */
 	BOOT_MSG_AGENT_INFO = 16,   /* A->boot: u32 node, str host, u32 pid, u32 cpus, u32 port,
 	                               str version, str slurm node name, str wipe report */
@@ -91,6 +99,15 @@ struct boot_jobspec {
 	 * many child agents send theirs to it. Both empty/0: FENCE_UP goes to the controller. */
 	char *fence_parent;
 	int fence_children;
+	/* spawned jobs (MPI_Comm_spawn): the KVS name of the job that spawned this one ("" = none;
+	 * ranks get PMI_SPAWNED=1 and PMI-2's spawner-jobid) and the keys its KVS starts with
+	 * (npreput pairs key, value: the parent's port) */
+	char *spawner;
+	/* "addr:port" of the agent that serves the universe's name service (its head), "" = each
+	 * job's own table (no universe) */
+	char *names_at;
+	char **preput;
+	int npreput; /* strings in preput (2 per key) */
 	int *clique; /* unused on the wire; filled per agent */
 };
 

@@ -109,6 +109,8 @@ static int h_fullinit(pmi_conn_t *c, const struct pmi2_msg *m)
 	pmi2_out_addi(&o, "appnum", a);
 	pmi2_out_add(&o, "debugged", "FALSE");
 	pmi2_out_add(&o, "pmiverbose", "FALSE");
+	if (s->cfg.spawner)
+		pmi2_out_add(&o, "spawner-jobid", s->cfg.spawner);
 	return send_out(c, &o, "fullinit-response");
 }
 
@@ -252,8 +254,12 @@ static int h_publish(pmi_conn_t *c, const struct pmi2_msg *m)
 	const char *name = pmi2_msg_get(m, "name", &nlen);
 	const char *port = pmi2_msg_get(m, "port", &plen);
 
+	int r;
+
 	if (!name || !nlen || !port)
 		return reply_rc(c, cmd, -1, name && nlen ? "missing_port" : "missing_name");
+	if ((r = pmi_srv_names_ask(c, PMI_NAME_PUBLISH, name, nlen, port, plen)) != 0)
+		return r < 0 ? -1 : 0;
 	if (pmi_kvs_get(c->s->names, name, nlen, NULL))
 		return reply_rc(c, cmd, -1, "already_published");
 	if (pmi_kvs_set(c->s->names, name, nlen, port, plen) < 0)
@@ -266,7 +272,10 @@ static int h_unpublish(pmi_conn_t *c, const struct pmi2_msg *m)
 	static const char cmd[] = "name-unpublish-response";
 	size_t nlen;
 	const char *name = pmi2_msg_get(m, "name", &nlen);
+	int r = name && nlen ? pmi_srv_names_ask(c, PMI_NAME_UNPUBLISH, name, nlen, NULL, 0) : 0;
 
+	if (r != 0)
+		return r < 0 ? -1 : 0;
 	if (!name || !nlen || pmi_kvs_del(c->s->names, name, nlen) < 0)
 		return reply_rc(c, cmd, -1, name && nlen ? "not_found" : "missing_name");
 	return reply_rc(c, cmd, 0, NULL);
@@ -277,15 +286,36 @@ static int h_lookup(pmi_conn_t *c, const struct pmi2_msg *m)
 	static const char cmd[] = "name-lookup-response";
 	size_t nlen, plen = 0;
 	const char *name = pmi2_msg_get(m, "name", &nlen);
-	const char *port = name && nlen ? pmi_kvs_get(c->s->names, name, nlen, &plen) : NULL;
+	int r = name && nlen ? pmi_srv_names_ask(c, PMI_NAME_LOOKUP, name, nlen, NULL, 0) : 0;
 	struct pmi2_out o;
 
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	const char *port = name && nlen ? pmi_kvs_get(c->s->names, name, nlen, &plen) : NULL;
 	if (!port)
 		return reply_rc(c, cmd, 1, name && nlen ? "not_found" : "missing_name");
 	pmi2_out_begin(&o, cmd);
 	pmi2_out_add(&o, "rc", "0");
 	pmi2_out_addn(&o, "value", port, plen);
 	return send_out(c, &o, cmd);
+}
+
+void pmi2_srv_names_done(pmi_conn_t *c, int op, int rc, const char *val)
+{
+	static const char *const cmds[] = {"", "name-publish-response", "name-unpublish-response",
+	                                   "name-lookup-response"};
+	const char *cmd = cmds[op >= 1 && op <= 3 ? op : 1];
+	struct pmi2_out o;
+
+	if (rc != 0 || op != PMI_NAME_LOOKUP) {
+		reply_rc(c, cmd, rc ? (op == PMI_NAME_LOOKUP ? 1 : -1) : 0,
+		         rc ? (val && *val ? val : "failed") : NULL);
+		return;
+	}
+	pmi2_out_begin(&o, cmd);
+	pmi2_out_add(&o, "rc", "0");
+	pmi2_out_add(&o, "value", val ? val : "");
+	send_out(c, &o, cmd);
 }
 
 static int h_abort(pmi_conn_t *c, const struct pmi2_msg *m)

@@ -230,15 +230,66 @@ static int h_abort(pmi_conn_t *c, const char *line, size_t len)
 	return 0;
 }
 
+int pmi_srv_names_ask(pmi_conn_t *c, int op, const char *name, size_t nlen, const char *port,
+                      size_t plen)
+{
+	if (!c->s->ops.names)
+		return 0;
+	if (c->names_op)
+		return pmi_srv_fail(c, "name-service request before the previous answer");
+	char *n = strndup(name, nlen), *p = port ? strndup(port, plen) : NULL;
+	if (!n || (port && !p)) {
+		free(n);
+		free(p);
+		return pmi_srv_fail(c, "out of memory");
+	}
+	c->names_op = op;
+	int rc = c->s->ops.names(c->s->arg, c, op, n, p);
+	free(n);
+	free(p);
+	if (rc != 0) {
+		c->names_op = 0;
+		return 0;
+	}
+	return 1;
+}
+
+int pmi_conn_names_done(pmi_conn_t *c, int rc, const char *val)
+{
+	if (!c || !c->names_op) {
+		errno = EINVAL;
+		return -1;
+	}
+	int op = c->names_op;
+	const char *why = rc && val && *val ? val : "failed";
+	c->names_op = 0;
+	if (c->v2)
+		pmi2_srv_names_done(c, op, rc, val);
+	else if (op == PMI_NAME_LOOKUP && rc == 0)
+		reply(c, "cmd=lookup_result port=%s rc=0 msg=success", val ? val : "");
+	else if (op == PMI_NAME_LOOKUP)
+		reply(c, "cmd=lookup_result rc=1 msg=%s", why);
+	else if (rc == 0)
+		reply(c, "cmd=%s_result rc=0 msg=success",
+		      op == PMI_NAME_PUBLISH ? "publish" : "unpublish");
+	else
+		reply(c, "cmd=%s_result rc=-1 msg=%s",
+		      op == PMI_NAME_PUBLISH ? "publish" : "unpublish", why);
+	return 0;
+}
+
 static int h_publish(pmi_conn_t *c, const char *line, size_t len)
 {
 	size_t slen, plen;
 	const char *svc = pmi_wire_find(line, len, "service", &slen);
 	const char *port = pmi_wire_find(line, len, "port", &plen);
+	int r;
 
 	if (!svc || !port || slen == 0)
 		return reply(c, "cmd=publish_result rc=-1 msg=missing_%s",
 		             svc ? "port" : "service");
+	if ((r = pmi_srv_names_ask(c, PMI_NAME_PUBLISH, svc, slen, port, plen)) != 0)
+		return r < 0 ? -1 : 0;
 	if (pmi_kvs_get(c->s->names, svc, slen, NULL))
 		return reply(c, "cmd=publish_result rc=-1 msg=already_published");
 	if (pmi_kvs_set(c->s->names, svc, slen, port, plen) < 0)
@@ -250,8 +301,11 @@ static int h_lookup(pmi_conn_t *c, const char *line, size_t len)
 {
 	size_t slen;
 	const char *svc = pmi_wire_find(line, len, "service", &slen);
-	const char *port = svc && slen ? pmi_kvs_get(c->s->names, svc, slen, NULL) : NULL;
+	int r = svc && slen ? pmi_srv_names_ask(c, PMI_NAME_LOOKUP, svc, slen, NULL, 0) : 0;
 
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	const char *port = svc && slen ? pmi_kvs_get(c->s->names, svc, slen, NULL) : NULL;
 	if (!port)
 		return reply(c, "cmd=lookup_result rc=1 msg=%s",
 		             svc ? "not_found" : "missing_service");
@@ -262,7 +316,10 @@ static int h_unpublish(pmi_conn_t *c, const char *line, size_t len)
 {
 	size_t slen;
 	const char *svc = pmi_wire_find(line, len, "service", &slen);
+	int r = svc && slen ? pmi_srv_names_ask(c, PMI_NAME_UNPUBLISH, svc, slen, NULL, 0) : 0;
 
+	if (r != 0)
+		return r < 0 ? -1 : 0;
 	if (!svc || slen == 0 || pmi_kvs_del(c->s->names, svc, slen) < 0)
 		return reply(c, "cmd=unpublish_result rc=-1 msg=%s",
 		             svc ? "not_found" : "missing_service");
@@ -705,6 +762,11 @@ pmi_server_t *pmi_server_create(const struct pmi_server_cfg *cfg, const struct p
 	s->ops = *ops;
 	s->arg = arg;
 	s->kvsname = strdup(cfg->kvsname);
+	if (cfg->spawner && *cfg->spawner && !(s->spawner = strdup(cfg->spawner))) {
+		pmi_server_destroy(s);
+		errno = ENOMEM;
+		return NULL;
+	}
 	s->kvs = pmi_kvs_create();
 	s->delta = pmi_kvs_create();
 	s->names = pmi_kvs_create();
@@ -721,6 +783,7 @@ pmi_server_t *pmi_server_create(const struct pmi_server_cfg *cfg, const struct p
 		return NULL;
 	}
 	s->cfg.kvsname = s->kvsname;
+	s->cfg.spawner = s->spawner;
 	s->cfg.appnum = s->appnum;
 	return s;
 }
@@ -740,6 +803,7 @@ void pmi_server_destroy(pmi_server_t *s)
 	free(s->fbuf);
 	free(s->appnum);
 	free(s->kvsname);
+	free(s->spawner);
 	free(s);
 	errno = saved;
 }

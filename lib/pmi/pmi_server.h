@@ -56,7 +56,15 @@ struct pmi_server_ops {
 	 * with a one-word reason in why[whylen]. Optional; NULL answers rc=-1 not_served. */
 	int (*resource)(void *arg, pmi_conn_t *c, int op, const char *kind, const char *name,
 	                char *why, size_t whylen);
+	/* The name service, served elsewhere (a universe's head agent): op is PMI_NAME_PUBLISH,
+	 * PMI_NAME_UNPUBLISH or PMI_NAME_LOOKUP of `name` (port: publish's, else NULL); copies
+	 * valid during the call. Return 0 when accepted: the owner answers with
+	 * pmi_conn_names_done(); nonzero: the engine serves it from the job's own table.
+	 * Optional. */
+	int (*names)(void *arg, pmi_conn_t *c, int op, const char *name, const char *port);
 };
+
+enum { PMI_NAME_PUBLISH = 1, PMI_NAME_UNPUBLISH, PMI_NAME_LOOKUP };
 
 enum { PMI_RES_REGISTER, PMI_RES_RELEASE_BEGIN, PMI_RES_RELEASE_END };
 #define PMI_RES_NAME_MAX 512 /* longest resource name (a path) we accept */
@@ -67,6 +75,7 @@ struct pmi_server_cfg {
 	int universe_size;   /* what get_universe_size answers */
 	int nlocal;          /* ranks this agent serves: barrier completes when all entered */
 	const int *appnum;   /* appnum per global rank (size entries), NULL = all 0 */
+	const char *spawner; /* the spawning job's kvsname (PMI-2 spawner-jobid); NULL/"" none */
 };
 
 /* Create the engine for one job. Returns NULL with errno set on failure. */
@@ -104,6 +113,10 @@ int pmi_conn_feed(pmi_conn_t *c, const char *buf, size_t len);
  * kvsname (PMI-2's jobid), or rc != 0 with a one-word reason (may be NULL). 0, or -1 with
  * errno EINVAL when no spawn is pending on c. */
 int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *why);
+/* Answer conn's pending name-service request (ops->names returned 0): rc 0 with the port
+ * (lookup; NULL otherwise), or rc != 0 with a one-word reason (e.g. not_found). 0, or -1
+ * with errno EINVAL when none is pending. */
+int pmi_conn_names_done(pmi_conn_t *c, int rc, const char *val);
 int pmi_conn_rank(const pmi_conn_t *c);
 int pmi_conn_initialized(const pmi_conn_t *c);
 int pmi_conn_finalized(const pmi_conn_t *c);

@@ -11,6 +11,7 @@ struct pmi_server {
 	struct pmi_server_cfg cfg;
 	int *appnum;
 	char *kvsname;
+	char *spawner; /* NULL: not a spawned job */
 	struct pmi_server_ops ops;
 	void *arg;
 	pmi_kvs_t *kvs;      /* everything visible to get */
@@ -36,6 +37,7 @@ struct pmi_conn {
 	struct pmi_spawn *sblk[PMI_SPAWN_BLOCKS_MAX]; /* the request's finished blocks */
 	int nsblk;
 	unsigned spawn_wait : 1; /* ops->spawn accepted: pmi_conn_spawn_done() answers */
+	int names_op;            /* ops->names accepted this PMI_NAME_* op: names_done answers */
 	char *nawait;            /* PMI-2: key this conn waits for in info-getnodeattr */
 	char hdr[PMI2_HDR_LEN];  /* PMI-2: header bytes so far */
 	size_t hlen;
@@ -63,6 +65,12 @@ PMI_INTERNAL int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_
 PMI_INTERNAL int pmi2_srv_feed(pmi_conn_t *c, const char *buf, size_t len);
 /* The fence ended: answer a PMI-2 conn waiting in kvs-fence. */
 PMI_INTERNAL void pmi2_srv_fence_out(pmi_conn_t *c);
+/* Offer a name-service request to ops->names. 1: accepted (answered later), 0: serve it
+ * here, -1: the conn failed (a request while one is pending, or out of memory). */
+PMI_INTERNAL int pmi_srv_names_ask(pmi_conn_t *c, int op, const char *name, size_t nlen,
+                                   const char *port, size_t plen);
+/* Answer a PMI-2 conn's pending name-service request. */
+PMI_INTERNAL void pmi2_srv_names_done(pmi_conn_t *c, int op, int rc, const char *val);
 /* Answer a PMI-2 conn's pending spawn. */
 PMI_INTERNAL void pmi2_srv_spawn_done(pmi_conn_t *c, int rc, const char *jobid, const char *why);
 /* Free a conn's PMI-2 buffers. */

@@ -20,6 +20,7 @@ int main(void)
 	     .nenv = 1},
 	};
 	int ranks[] = {0, 1, 2, 3};
+	char *pre[] = {"PARENT_ROOT_PORT_NAME", "tag#0$port#9", NULL};
 	struct boot_jobspec js = {.jobid = 42,
 	                          .kvsname = "kvs_1_42",
 	                          .size = 4,
@@ -34,7 +35,11 @@ int main(void)
 	                          .process_mapping = "(vector,(0,1,4))",
 	                          .ranks = ranks,
 	                          .nranks = 4,
-	                          .nagents = 1};
+	                          .nagents = 1,
+	                          .spawner = "kvs_1_41",
+	                          .names_at = "10.0.0.1:7000",
+	                          .preput = pre,
+	                          .npreput = 2};
 	struct core_wbuf w = {0};
 	boot_jobspec_encode(&w, &js);
 	ok(!w.err && w.len > 0, "encodes");
@@ -58,6 +63,10 @@ int main(void)
 	ok(boot_jobspec_app(&d, 4) == NULL, "rank 4 is in no app");
 	is_str(d.process_mapping, "(vector,(0,1,4))", "mapping");
 	is_int(d.nranks, 4, "local ranks");
+	is_str(d.spawner, "kvs_1_41", "spawner");
+	is_str(d.names_at, "10.0.0.1:7000", "name service");
+	is_int(d.npreput, 2, "preput pair");
+	is_str(d.preput[1], "tag#0$port#9", "preput value");
 	boot_jobspec_free(&d);
 
 	int bad = 0;

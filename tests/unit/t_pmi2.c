@@ -112,12 +112,12 @@ static int f_resource(void *arg, pmi_conn_t *c, int op, const char *kind, const 
 	return 0;
 }
 
-static struct pmi_server_ops ops = {f_send,  f_fence, f_abort,   f_finalize,
-                                    f_error, f_spawn, f_resource};
+static struct pmi_server_ops ops = {f_send,  f_fence, f_abort,    f_finalize,
+                                    f_error, f_spawn, f_resource, NULL};
 
 static void mk(int size, int nlocal)
 {
-	struct pmi_server_cfg cfg = {"lamkit-7", size, size + 3, nlocal, NULL};
+	struct pmi_server_cfg cfg = {"lamkit-7", size, size + 3, nlocal, NULL, NULL};
 
 	memset(&F, 0, sizeof(F));
 	F.s = pmi_server_create(&cfg, &ops, NULL);

@@ -104,7 +104,18 @@ static int f_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_c
 	return pmi_conn_spawn_done(c, 0, "kid-1", NULL);
 }
 
-static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error, NULL, NULL};
+/* The name service served elsewhere: remember the request; "local" is left to the engine. */
+static char names_req[256];
+static int f_names(void *arg, pmi_conn_t *c, int op, const char *name, const char *port)
+{
+	(void)arg;
+	(void)c;
+	snprintf(names_req, sizeof names_req, "%d %s %s", op, name, port ? port : "-");
+	return strcmp(name, "local") == 0;
+}
+
+static struct pmi_server_ops ops = {f_send,  f_fence, f_abort, f_finalize,
+                                    f_error, NULL,    NULL,    NULL};
 
 /* Pop the next line the engine sent to slot i ("" when none). */
 static const char *next(int i)
@@ -129,7 +140,7 @@ static int pending(int i)
 
 static pmi_server_t *mk(int size, int nlocal)
 {
-	struct pmi_server_cfg cfg = {"lamkit-42", size, size + 2, nlocal, NULL};
+	struct pmi_server_cfg cfg = {"lamkit-42", size, size + 2, nlocal, NULL, NULL};
 
 	memset(&F, 0, sizeof(F));
 	F.auto_done = 1;
@@ -211,7 +222,7 @@ static void test_mpich_sequence(void)
 
 static void test_two_agents(void)
 {
-	struct pmi_server_cfg cfg = {"kv", 2, 2, 1, NULL};
+	struct pmi_server_cfg cfg = {"kv", 2, 2, 1, NULL, NULL};
 	pmi_server_t *a, *b;
 	pmi_conn_t *ca, *cb;
 	char *batch = NULL;
@@ -540,6 +551,37 @@ static void test_getbyidx_publish(void)
 	pmi_server_destroy(F.s);
 }
 
+/* ops->names takes requests and answers later; what it declines the job's table serves. */
+static void test_names_elsewhere(void)
+{
+	pmi_conn_t *c;
+
+	ops.names = f_names;
+	c = fresh();
+	say(c, "cmd=publish_name service=svc port=tcp://h:1\n");
+	is_str(names_req, "1 svc tcp://h:1", "publish handed over");
+	ok(!pending(0), "no answer yet");
+	say(c, "cmd=lookup_name service=x\n");
+	is_int(F.nerr, 1, "a second request before the answer breaks the protocol");
+	pmi_server_destroy(F.s);
+	c = fresh();
+	say(c, "cmd=publish_name service=svc port=tcp://h:1\n");
+	is_int(pmi_conn_names_done(c, 0, NULL), 0, "answered");
+	is_str(next(0), "cmd=publish_result rc=0 msg=success", "publish result");
+	is_int(pmi_conn_names_done(c, 0, NULL), -1, "nothing pending any more");
+	say(c, "cmd=lookup_name service=svc\n");
+	is_str(names_req, "3 svc -", "lookup handed over");
+	pmi_conn_names_done(c, 0, "tcp://h:1");
+	is_str(next(0), "cmd=lookup_result port=tcp://h:1 rc=0 msg=success", "lookup result");
+	say(c, "cmd=unpublish_name service=svc\n");
+	pmi_conn_names_done(c, 1, "not_found");
+	is_str(next(0), "cmd=unpublish_result rc=-1 msg=not_found", "unpublish refused");
+	say(c, "cmd=publish_name service=local port=p\n");
+	is_str(next(0), "cmd=publish_result rc=0 msg=success", "declined: served here");
+	ops.names = NULL;
+	pmi_server_destroy(F.s);
+}
+
 /* Random bytes at fresh conns: every outcome is 0 or -1 with at most one error. */
 static void test_fuzz(void)
 {
@@ -580,6 +622,7 @@ int main(void)
 	test_singinit();
 	test_spawn();
 	test_getbyidx_publish();
+	test_names_elsewhere();
 	test_fuzz();
 	return done_testing();
 }
