@@ -453,6 +453,17 @@ int cmd_agent(int argc, char **argv)
 		return cmd_usage_error("agent", "--boot needs --universe ID and --node N");
 	}
 	a.mode = wipe ? MODE_WIPE : recon ? MODE_RECON : MODE_BOOT;
+	if (a.mode == MODE_BOOT) { /* lua/rte.lua's wrap: run again under it (the key is unread) */
+		char err[600];
+		if (a.rte.nwrap)
+			a.addrs[strlen(a.addrs)] =
+			    ':'; /* parse_boot cut --boot's ADDRS:PORT there */
+		if (boot_rte_exec_wrapped(&a.rte, argc, argv, err, sizeof err) < 0) {
+			fprintf(stderr, "lamkit agent: %s: rte: %s\n", core_hostname(), err);
+			boot_rte_free(&a.rte);
+			return EXIT_PROLOG;
+		}
+	}
 	int rc = agent_universe(&a);
 	boot_rte_free(&a.rte);
 	return rc;

@@ -229,6 +229,17 @@ local function rte_words(rte, rname, s, i, modname, where, opts)
     for _, k in ipairs(lnames) do add("--rte-limit", k .. "=" .. tostring(r.limits[k])) end
     if str("wdir") then add("--rte-wdir", r.wdir) end
     if str("prolog") then add("--rte-prolog", r.prolog) end
+    if r.wrap ~= nil then
+      local ok = type(r.wrap) == "table" and #r.wrap > 0
+      for k = 1, ok and #r.wrap or 0 do
+        local w = r.wrap[k]
+        if (type(w) ~= "string" or w == "") and not math.tointeger(w) then ok = false end
+      end
+      if not ok then
+        error(at .. "wrap must be a list of words, such as { \"nice\", \"-n\", \"5\" }", 0)
+      end
+      for _, w in ipairs(r.wrap) do add("--rte-wrap", tostring(w)) end
+    end
   end
   if str("epilog") then add("--rte-epilog", r.epilog) end
   return words

@@ -20,6 +20,11 @@
 --   prolog  = "sh command"     run by the agent at boot before it calls back; a failure fails
 --                              the node at stage "prolog" with the command's last line
 --   epilog  = "sh command"     run when the agent ends (halt, or a signal) and by `lamkit wipe`
+--   wrap    = { "nice", "-n", "5" }  a prefix command the agent runs under on the node (env,
+--                              nice, numactl, taskset ...: one that execs the rest of its argv);
+--                              the agent execs it before anything else, so the limits, prolog,
+--                              callback and the ranks all run under it. A wrapper that cannot
+--                              run fails the node at stage "prolog".
 -- prolog and epilog run with LAMKIT_RTE_EVENT (boot, halt, wipe), LAMKIT_NODE (the node
 -- number), LAMKIT_UNIVERSE_ID, stdin from /dev/null, output to the agent's log (at boot: to
 -- the launch log, whose last line boot shows on failure). Each may run 60 s at most.
@@ -33,6 +38,7 @@ function M.agent(node, u)
     wdir = nil,
     prolog = nil,
     epilog = nil,
+    wrap = nil,
   }
 end
 

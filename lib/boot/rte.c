@@ -66,6 +66,16 @@ int boot_rte_arg(struct boot_rte *r, const char *opt, const char *val, char *err
 		r->env[r->nenv++] = val;
 		return 1;
 	}
+	if (!strcmp(opt, "--rte-wrap")) {
+		if (!*val)
+			return core_errprintf(err, errlen, "--rte-wrap wants a non-empty word");
+		const char **nw = realloc(r->wrap, (size_t)(r->nwrap + 1) * sizeof *nw);
+		if (!nw)
+			return core_errprintf(err, errlen, "out of memory");
+		r->wrap = nw;
+		r->wrap[r->nwrap++] = val;
+		return 1;
+	}
 	if (!strcmp(opt, "--rte-limit"))
 		return add_limit(r, val, err, errlen);
 	if (!strcmp(opt, "--rte-wdir"))
@@ -149,9 +159,45 @@ int boot_rte_hook(const char *cmd, const char *event, int node, const char *univ
 	return core_errprintf(err, errlen, "exit %d", WEXITSTATUS(st));
 }
 
+int boot_rte_exec_wrapped(const struct boot_rte *r, int argc, char **argv, char *err, size_t errlen)
+{
+	char self[4096];
+	const char **nv;
+	int k = 0;
+
+	if (!r->nwrap)
+		return 0;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return core_errprintf(err, errlen, "wrap: cannot find this program: %s",
+		                      n < 0 ? strerror(errno) : "empty /proc/self/exe");
+	self[n] = '\0';
+	nv = calloc((size_t)(r->nwrap + argc + 2), sizeof *nv);
+	if (!nv)
+		return core_errprintf(err, errlen, "out of memory");
+	for (int i = 0; i < r->nwrap; i++)
+		nv[k++] = r->wrap[i];
+	nv[k++] = self;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--rte-wrap") && i + 1 < argc) {
+			i++; /* the second run is not wrapped again */
+			continue;
+		}
+		nv[k++] = argv[i];
+	}
+	nv[k] = NULL;
+	execvp(nv[0], (char *const *)nv);
+	int e = errno;
+	free(nv);
+	return core_errprintf(err, errlen, "wrap: cannot run '%s': %s", r->wrap[0], strerror(e));
+}
+
 void boot_rte_free(struct boot_rte *r)
 {
 	free(r->env);
 	r->env = NULL;
 	r->nenv = 0;
+	free(r->wrap);
+	r->wrap = NULL;
+	r->nwrap = 0;
 }

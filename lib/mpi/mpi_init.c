@@ -75,6 +75,7 @@ static int wire_up(void)
 	cfg.kvs.get = kvs_get;
 	cfg.ops.recv = mpii_on_frag;
 	cfg.ops.sent = mpii_on_sent;
+	cfg.ops.place = mpii_place;
 	mpii.tp = tp_create(&cfg, err, sizeof(err));
 	free((void *)cfg.local_ranks);
 	if (!mpii.tp)

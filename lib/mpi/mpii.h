@@ -223,6 +223,8 @@ void mpii_complete(struct lk_request *r);
 /* Transport upcalls (set in mpi_init.c). */
 void mpii_on_frag(void *arg, int peer, const void *hdr, size_t hlen, const void *data, size_t len);
 void mpii_on_sent(void *arg, void *cookie);
+/* tp ops.place: where a large fragment's payload can go directly (the user's buffer), or NULL. */
+void *mpii_place(void *arg, int peer, const void *hdr, size_t hlen, size_t len);
 
 /* ---- operations ---- */
 /* Apply op: inout[i] = in[i] op inout[i] over count elements of d. MPI code. */

@@ -26,6 +26,11 @@ struct tp_ops {
 	             size_t len);
 	/* A tp_send that returned 1 no longer needs its payload buffer. */
 	void (*sent)(void *arg, void *cookie);
+	/* Optional (NULL: unused): where the payload (len > 64 KiB) of a fragment from `peer`
+	 * should be received, asked once its header (as for recv) has arrived. Return memory of
+	 * len bytes that stays valid until recv is called for this fragment, or NULL to have it
+	 * buffered. recv then gets data == the returned pointer. Used by tcp (saves a copy). */
+	void *(*place)(void *arg, int peer, const void *hdr, size_t hlen, size_t len);
 };
 
 /* Wire-up through the process manager's key-value space (PMI in lib/mpi, a table in tests). */

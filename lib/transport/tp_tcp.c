@@ -46,6 +46,8 @@ struct conn {
 	unsigned char ackb[4];
 	char *in; /* received bytes not yet delivered: frames, the last one maybe partial */
 	size_t incap, inlen;
+	char *dst; /* ops.place gave this for the payload of the frame whose header is in `in` */
+	size_t dlen, dgot;
 };
 
 struct tp_tcp {
@@ -58,6 +60,7 @@ struct tp_tcp {
 	int nqueued;
 	unsigned calls;
 	int debug, connect_ms;
+	int no_place; /* LAMKIT_TCP_INPLACE=0: every payload through the buffer (to measure) */
 	struct tp_tcp_addr addr; /* own netid and subnets */
 };
 
@@ -107,6 +110,8 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen)
 	t->debug = e && *e && strcmp(e, "0") != 0;
 	e = getenv("LAMKIT_TCP_CONNECT_MS");
 	t->connect_ms = e && atoi(e) > 0 ? atoi(e) : CONNECT_MS;
+	e = getenv("LAMKIT_TCP_INPLACE");
+	t->no_place = e && !strcmp(e, "0");
 	if (listen_and_publish(t, err, errlen) < 0) {
 		tp_tcp_destroy(t);
 		return NULL;
@@ -151,6 +156,7 @@ static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 	c->st = st;
 	c->ackn = 0;
 	c->inlen = 0;
+	c->dst = NULL;
 }
 
 /* Close peer's socket and drop it from the active list (the last entry takes its place). */
@@ -166,6 +172,7 @@ static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
 	c->fd = -1;
 	c->st = st;
 	c->inlen = 0;
+	c->dst = NULL;
 }
 
 static void tune(int fd)
@@ -474,8 +481,65 @@ static size_t frame_need(const struct conn *c)
 	return 8 + (size_t)pre[0] + pre[1];
 }
 
+/* Header length of the frame at the start of c->in (its prefix is there). */
+static size_t hdr_len(const struct conn *c)
+{
+	uint32_t hlen;
+
+	memcpy(&hlen, c->in, 4);
+	return hlen;
+}
+
+/* Payloads from peer may be received in place: the layer above asks for it, and the peer is not
+ * a multipath peer (tp_mp.c hands those fragments up in sequence order after a path read them).
+ */
+static int can_place(const struct tp_tcp *t, int peer)
+{
+	return t->tp->cfg.ops.place && !t->no_place && t->tp->kind[peer] != TP_MULTI;
+}
+
+/* The partial frame at the start of c->in has a large payload: ask the layer above where it
+ * goes; if it says, move what has arrived there and receive the rest straight into it. */
+static void try_place(struct tp_tcp *t, struct conn *c, int peer)
+{
+	union hdrbuf h;
+	uint32_t pre[2];
+	size_t have;
+
+	if (c->inlen < 8 || !can_place(t, peer))
+		return;
+	memcpy(pre, c->in, 8);
+	if (pre[1] <= IN_SMALL || c->inlen < 8 + (size_t)pre[0])
+		return;
+	c->dst = t->tp->cfg.ops.place(t->tp->cfg.arg, peer, hdr_copy(&h, c->in + 8, pre[0]), pre[0],
+	                              pre[1]);
+	if (!c->dst)
+		return;
+	have = c->inlen - 8 - pre[0];
+	memcpy(c->dst, c->in + 8 + pre[0], have);
+	c->dlen = pre[1];
+	c->dgot = have;
+	c->inlen = 8 + pre[0];
+}
+
+/* The placed payload is complete: deliver it with its header. */
+static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
+{
+	union hdrbuf h;
+	uint32_t hlen;
+	char *dst = c->dst;
+
+	memcpy(&hlen, c->in, 4);
+	c->dst = NULL;
+	c->inlen = 0;
+	return tp_up_recv(t->tp, 0, peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst, c->dlen) < 0
+	           ? -1
+	           : 1;
+}
+
 /* Read whatever is available into the buffer (one recv when little is waiting); deliver
- * complete frames. Large frames are read up to their end only, so nothing is moved. */
+ * complete frames. Large frames are read up to their end only, so nothing is moved, or straight
+ * into the place the layer above gave (try_place). */
 static int read_frames(struct tp_tcp *t, int peer)
 {
 	struct conn *c = &t->c[peer];
@@ -485,6 +549,27 @@ static int read_frames(struct tp_tcp *t, int peer)
 		size_t need = frame_need(c), want;
 		ssize_t r;
 
+		if (c->dst) {
+			want = c->dlen - c->dgot;
+			r = recv(c->fd, c->dst + c->dgot, want, 0);
+			if (r <= 0) {
+				if (r < 0 && (errno == EAGAIN || errno == EINTR))
+					return n;
+				errno = r < 0 ? errno : ECONNRESET;
+				return -1;
+			}
+			if ((c->dgot += (size_t)r) == c->dlen) {
+				if ((k = placed_done(t, c, peer)) < 0)
+					return -1;
+				n += k;
+			}
+			if ((size_t)r < want)
+				return n;
+			continue;
+		}
+		/* A large payload that may go in place: read its header first, then ask where. */
+		if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t, peer))
+			need = 8 + hdr_len(c);
 		if (need > c->incap || !c->in) {
 			size_t cap = need > IN_SMALL + 64 ? need : IN_SMALL + 64;
 			char *nb = realloc(c->in, cap);
@@ -509,6 +594,7 @@ static int read_frames(struct tp_tcp *t, int peer)
 		if ((k = deliver(t, c, peer)) < 0)
 			return -1;
 		n += k;
+		try_place(t, c, peer);
 		if ((size_t)r < want)
 			return n; /* drained for now */
 	}

@@ -5,7 +5,8 @@
 # once per node with mpiexec's exit rules, shrink during a job fails that job naming the node
 # and leaves three nodes, clean ends every rank and keeps the agents; a node calling back from
 # an address that is not its own is refused, and accepted with promiscuous = true; the RTE's
-# prolog and epilog run on every node at boot, halt and wipe, its limits reach the ranks.
+# prolog and epilog run on every node at boot, halt and wipe, its limits reach the ranks, its
+# per-node wrap (env, nice) is what the agents and ranks run under.
 # timeout: 180
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces)"
@@ -173,6 +174,7 @@ mkdir -p "$T/rte"
 cat >"$T/my-rte.lua" <<EOS
 return { agent = function(node, u)
   return { env = { RTE_WHO = node.host .. "/" .. u.size }, limits = { nofile = 777 },
+    wrap = { "env", "RTE_WRAP=" .. node.host, "nice", "-n", node.index + 2 },
     prolog = "echo \$LAMKIT_RTE_EVENT \$LAMKIT_NODE \$RTE_WHO \$(ulimit -n) >$T/rte/\$(hostname).boot",
     epilog = "echo \$LAMKIT_RTE_EVENT \$LAMKIT_NODE >$T/rte/\$(hostname).\$LAMKIT_RTE_EVENT" }
 end }
@@ -183,6 +185,16 @@ is "$(cat "$T"/rte/n*.boot 2>/dev/null | tr '\n' ' ')" \
 	"boot 1 n1/3 777 boot 2 n2/3 777 boot 3 n3/3 777 " "the prolog ran on every node, with the RTE"
 out=$(lk exec sh -c 'ulimit -n' 2>&1)
 is "$(printf '%s\n' "$out" | tr '\n' ' ')" "777 777 777 " "the ranks inherit the limits"
+w=""
+for p in $(agent_pids); do
+	w="$w$(tr '\0' '\n' <"/proc/$p/environ" | grep '^RTE_WRAP=')/$(awk '{print $19}' "/proc/$p/stat") "
+done
+b=$(nice) # nice -n adds to the niceness sshd (started here) passes on
+is "$w" "RTE_WRAP=n1/$((b + 3)) RTE_WRAP=n2/$((b + 4)) RTE_WRAP=n3/$((b + 5)) " \
+	"each agent runs under its node's wrap (env, nice)"
+out=$(lk exec nice 2>&1)
+is "$(printf '%s\n' "$out" | sort -n | tr '\n' ' ')" "$((b + 3)) $((b + 4)) $((b + 5)) " \
+	"and so do the ranks"
 lk halt >/dev/null 2>&1; is $? 0 "halt"
 is "$(cat "$T"/rte/n*.halt 2>/dev/null | tr '\n' ' ')" "halt 1 halt 2 halt 3 " \
 	"the epilog ran on every node at halt"
@@ -195,6 +207,12 @@ sed -i 's/prolog = "/prolog = "test $LAMKIT_NODE != 2 || exit 3; /' "$T/my-rte.l
 out=$(lk boot rte.lua 2>&1); rc=$?
 is "$rc" 1 "a failing prolog fails the boot"
 like "$out" "n2 failed at prolog: lamkit agent: n2: prolog failed \(exit 3\)" "naming node and stage"
+sed -i 's/wrap = { "env"/wrap = { node.index == 3 and "no-such-wrap" or "env"/' "$T/my-rte.lua"
+sed -i 's/test $LAMKIT_NODE != 2 || exit 3; //' "$T/my-rte.lua"
+out=$(lk boot rte.lua 2>&1); rc=$?
+is "$rc" 1 "a wrap that cannot run fails the boot"
+like "$out" "n3 failed at prolog: lamkit agent: n3: rte: wrap: cannot run 'no-such-wrap'" \
+	"naming node, stage and the wrapper"
 sleep 0.3
 left=0
 for p in $(pgrep -f -- "$LAMKIT_TMPDIR"); do pids_gone "$p" || left=$((left + 1)); done

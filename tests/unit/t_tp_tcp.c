@@ -46,8 +46,10 @@ static int kget(void *arg, const char *key, char *val, size_t len)
 	return -1;
 }
 
+static unsigned char *placebuf; /* ops.place answers with this when set */
+
 struct state {
-	int got, bad, sent, order_bad;
+	int got, bad, sent, order_bad, placed;
 	size_t bytes;
 	uint32_t next;
 };
@@ -59,6 +61,9 @@ static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void 
 
 	(void)peer;
 	memcpy(&seq, h, sizeof(seq));
+	if (placebuf && len > 64 * 1024 && data != placebuf)
+		st->bad++; /* a large payload must arrive where ops.place said */
+	st->placed += data == placebuf;
 	if (hlen != 8 || seq != st->next ||
 	    (len && ((const unsigned char *)data)[len - 1] != (seq & 255)))
 		st->bad++;
@@ -76,6 +81,15 @@ static void on_sent(void *arg, void *cookie)
 	st->sent = cookie == (void *)1 ? 1 : 2;
 }
 
+static void *on_place(void *arg, int peer, const void *h, size_t hlen, size_t len)
+{
+	(void)arg;
+	(void)peer;
+	(void)h;
+	(void)hlen;
+	return len <= 300000 ? placebuf : NULL;
+}
+
 static tp_t *make(int rank, struct state *st, char *err)
 {
 	static const int l0[1] = {0}, l1[1] = {1};
@@ -85,6 +99,7 @@ static tp_t *make(int rank, struct state *st, char *err)
 	cfg.kvs.get = kget;
 	cfg.ops.recv = on_recv;
 	cfg.ops.sent = on_sent;
+	cfg.ops.place = placebuf ? on_place : NULL;
 	cfg.arg = st;
 	return tp_create(&cfg, err, 256);
 }
@@ -119,8 +134,9 @@ static double now(void)
 		}                                                                                  \
 	} while (0)
 
-/* Frames of many sizes (buffer edges, frames above the 64 KiB small-read limit). */
-static void exchange(void)
+/* Frames of many sizes (buffer edges, frames above the 64 KiB small-read limit), received
+ * through the buffer or, with `place`, large payloads straight into placebuf. */
+static void exchange(int place)
 {
 	struct state s0 = {0}, s1 = {0};
 	char err[256] = "";
@@ -131,6 +147,7 @@ static void exchange(void)
 
 	kvs_n = 0;
 	setenv("LAMKIT_TCP_ADDR", "127.0.0.1", 1);
+	placebuf = place ? malloc(300000) : NULL;
 	a = make(0, &s0, err);
 	b = make(1, &s1, err);
 	ok(a && b, "two endpoints %s", err);
@@ -151,9 +168,13 @@ static void exchange(void)
 	is_int(s0.got, n, "%d frames delivered in order", n);
 	is_int(s0.bad, 0, "headers and payloads intact");
 	ok(s0.bytes == want, "all %zu bytes", want);
+	if (place)
+		ok(s0.placed > 0, "%d large payloads received in place", s0.placed);
 	tp_destroy(a, 0);
 	tp_destroy(b, 0);
 	free(buf);
+	free(placebuf);
+	placebuf = NULL;
 }
 
 /* A small fragment with a cookie behind a queued big one must not complete first. */
@@ -246,7 +267,8 @@ int main(void)
 	int status = -1;
 	pid_t pid;
 
-	exchange();
+	exchange(0);
+	exchange(1);
 	completion_order();
 	fflush(stdout);
 	pid = fork();
