@@ -585,6 +585,8 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 	if (detect_mpi(j, j->js.env) < 0)
 		core_log(CORE_LOG_WARN, "agent: job %u: cannot write %s for Open MPI: %s",
 		         j->js.jobid, j->pmi_lib, strerror(errno));
+	if (j->nranks > 1) /* one local rank uses no shared memory */
+		boot_job_res_node_segment(j);
 	int started = 0;
 	for (int i = 0; i < j->nranks && !j->killed; i++) {
 		struct boot_rank *r = &j->r[i];

@@ -157,6 +157,9 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
 	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
+	env_drop_prefix(&e, "LAMKIT_SHM_SEGMENT=");
+	if (j->node_seg[0])
+		env_set(&e, "LAMKIT_SHM_SEGMENT", "%s", j->node_seg);
 	if (j->app_ompi && j->app_ompi[a] && j->pmi_lib[0])
 		ompi_env(j, &e);
 	if (e.err || !e.v) {

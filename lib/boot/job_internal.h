@@ -61,6 +61,7 @@ struct boot_job {
 	char pmi_lib[4300];          /* libpmi.so written for Open MPI programs */
 	struct boot_res *res;        /* registered resources (job_res.c) */
 	int nres, capres;
+	char node_seg[64]; /* the node's MPI segment the agent made for the ranks, or "" */
 };
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
@@ -72,6 +73,10 @@ int boot_job_res_op(boot_job_t *j, int rank, int op, const char *kind, const cha
                     size_t whylen);
 /* Remove or kill what rank registered (rank -1: every rank's). */
 void boot_job_res_clean(boot_job_t *j, int rank);
+/* Before the ranks start: make the (empty) shared-memory segment lamkit's MPI on this node
+ * sizes and uses (LAMKIT_SHM_SEGMENT), recorded as shm-node in the job dir so the agent at
+ * job end and `wipe` after a crash remove it. No segment (and a debug line) if that fails. */
+void boot_job_res_node_segment(boot_job_t *j);
 /* At job end: everything registered, and the segments lamkit's MPI recorded. */
 void boot_job_res_fini(boot_job_t *j);
 

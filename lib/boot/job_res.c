@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,7 +25,7 @@
 
 struct boot_res {
 	int rank;
-	char kind; /* 's' shm, 'f' file, 'p' pid */
+	char kind; /* 's' shm, 'f' file, 'p' pid, 'M' SysV shm, 'S' SysV sem, 'Q' SysV msg */
 	int releasing;
 	pid_t pid;
 	unsigned long long start;
@@ -61,6 +65,10 @@ static void write_records(boot_job_t *j)
 			int n = snprintf(line, sizeof line, "%ld %llu %d\n", (long)r->pid, r->start,
 			                 r->rank);
 			core_w_bytes(&p, line, (size_t)n);
+		} else if (strchr("MSQ", r->kind)) {
+			int n = snprintf(line, sizeof line, "%s:%ld\n", boot_sysv_kind(r->kind),
+			                 (long)r->pid);
+			core_w_bytes(&f, line, (size_t)n);
 		} else {
 			core_w_bytes(&f, r->path, strlen(r->path));
 			core_w_bytes(&f, "\n", 1);
@@ -82,7 +90,7 @@ static int find(const boot_job_t *j, char kind, const char *path, pid_t pid)
 {
 	for (int i = 0; i < j->nres; i++) {
 		const struct boot_res *r = &j->res[i];
-		if (r->kind == kind && (kind == 'p' ? r->pid == pid : !strcmp(r->path, path)))
+		if (r->kind == kind && (r->path ? !strcmp(r->path, path) : r->pid == pid))
 			return i;
 	}
 	return -1;
@@ -94,6 +102,43 @@ static void drop(boot_job_t *j, int i)
 	j->res[i] = j->res[--j->nres];
 }
 
+const char *boot_sysv_kind(char code)
+{
+	return code == 'M' ? "sysv-shm" : code == 'S' ? "sysv-sem" : "sysv-msg";
+}
+
+char boot_sysv_code(const char *kind)
+{
+	return !strcmp(kind, "sysv-shm")   ? 'M'
+	       : !strcmp(kind, "sysv-sem") ? 'S'
+	       : !strcmp(kind, "sysv-msg") ? 'Q'
+	                                   : 0;
+}
+
+/* The id exists and uid owns or created it. */
+int boot_sysv_owned(char code, int id, uid_t uid)
+{
+	struct shmid_ds sh;
+	struct semid_ds se;
+	struct msqid_ds mq;
+	struct ipc_perm *p = code == 'M' ? &sh.shm_perm : code == 'S' ? &se.sem_perm : &mq.msg_perm;
+	int rc = code == 'M'   ? shmctl(id, IPC_STAT, &sh)
+	         : code == 'S' ? semctl(id, 0, IPC_STAT, &se)
+	         : code == 'Q' ? msgctl(id, IPC_STAT, &mq)
+	                       : -1;
+
+	return rc == 0 && (p->uid == uid || p->cuid == uid);
+}
+
+int boot_sysv_remove(char code, int id, uid_t uid)
+{
+	if (!boot_sysv_owned(code, id, uid))
+		return -1;
+	return code == 'M'   ? shmctl(id, IPC_RMID, NULL)
+	       : code == 'S' ? semctl(id, 0, IPC_RMID)
+	                     : msgctl(id, IPC_RMID, NULL);
+}
+
 /* Remove or kill what entry i names. */
 static void destroy(boot_job_t *j, const struct boot_res *r)
 {
@@ -102,6 +147,12 @@ static void destroy(boot_job_t *j, const struct boot_res *r)
 		    kill(r->pid, SIGKILL) == 0)
 			core_log(CORE_LOG_INFO, "agent: job %u: killed rank %d's helper %ld",
 			         j->js.jobid, r->rank, (long)r->pid);
+		return;
+	}
+	if (strchr("MSQ", r->kind)) {
+		if (boot_sysv_remove(r->kind, (int)r->pid, getuid()) == 0)
+			core_log(CORE_LOG_INFO, "agent: job %u: removed rank %d's %s id %ld",
+			         j->js.jobid, r->rank, boot_sysv_kind(r->kind), (long)r->pid);
 		return;
 	}
 	int rc = r->kind == 's' ? shm_unlink(r->path + strlen("/dev/shm")) : unlink(r->path);
@@ -117,7 +168,7 @@ int boot_job_res_op(boot_job_t *j, int rank, int op, const char *kind, const cha
 	char k = !strcmp(kind, "shm")    ? 's'
 	         : !strcmp(kind, "file") ? 'f'
 	         : !strcmp(kind, "pid")  ? 'p'
-	                                 : 0;
+	                                 : boot_sysv_code(kind);
 	long pid = 0;
 	char *end;
 
@@ -125,11 +176,15 @@ int boot_job_res_op(boot_job_t *j, int rank, int op, const char *kind, const cha
 		snprintf(why, whylen, "unknown_kind");
 		return -1;
 	}
-	if (k == 'p') {
+	if (k == 'p' || strchr("MSQ", k)) {
 		errno = 0;
 		pid = strtol(name, &end, 10);
-		if (errno || *end || pid <= 1 || pid > INT_MAX) {
-			snprintf(why, whylen, "bad_pid");
+		if (errno || *end || end == name || pid < (k == 'p' ? 2 : 0) || pid > INT_MAX) {
+			snprintf(why, whylen, k == 'p' ? "bad_pid" : "bad_ipc_id");
+			return -1;
+		}
+		if (k != 'p' && !boot_sysv_owned(k, (int)pid, getuid())) {
+			snprintf(why, whylen, "no_such_ipc_id");
 			return -1;
 		}
 	} else if (k == 's') {
@@ -174,8 +229,8 @@ int boot_job_res_op(boot_job_t *j, int rank, int op, const char *kind, const cha
 		}
 		struct boot_res *r = &j->res[j->nres];
 		*r = (struct boot_res){.rank = rank, .kind = k, .pid = (pid_t)pid, .start = start};
-		r->path = k == 'p' ? NULL : strdup(path);
-		if (k != 'p' && !r->path) {
+		r->path = k == 'p' || strchr("MSQ", k) ? NULL : strdup(path);
+		if (!r->path && (k == 's' || k == 'f')) {
 			snprintf(why, whylen, "no_memory");
 			return -1;
 		}
@@ -207,6 +262,36 @@ void boot_job_res_clean(boot_job_t *j, int rank)
 	}
 	if (j->nres != before)
 		write_records(j);
+}
+
+void boot_job_res_node_segment(boot_job_t *j)
+{
+	char name[sizeof j->node_seg], path[sizeof j->dir + 16], line[sizeof name + 1];
+	int fd;
+
+	snprintf(name, sizeof name, "/lkmpi-a%u-%ld", j->js.jobid, (long)getpid());
+	fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) { /* left by an agent of the same pid that was killed */
+		shm_unlink(name);
+		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	if (fd < 0) {
+		core_log(CORE_LOG_DEBUG,
+		         "agent: job %u: no node segment %s: %s (ranks make their own)",
+		         j->js.jobid, name, strerror(errno));
+		return;
+	}
+	close(fd);
+	/* recorded before the ranks can know it: a crash from here on leaves a record to wipe */
+	snprintf(path, sizeof path, "%s/shm-node", j->dir);
+	int n = snprintf(line, sizeof line, "%s\n", name);
+	if (!j->dir[0] || core_write_file_atomic(path, line, (size_t)n, 0600) < 0) {
+		core_log(CORE_LOG_WARN, "agent: job %u: cannot record %s in %s: %s; not used",
+		         j->js.jobid, name, path, strerror(errno));
+		shm_unlink(name);
+		return;
+	}
+	snprintf(j->node_seg, sizeof j->node_seg, "%s", name);
 }
 
 /* The segments lamkit's own MPI records as shm-<name> files in the job dir (tp_shm.c). */

@@ -27,4 +27,12 @@ int boot_ship_cache(char *buf, size_t len);
 /* Remove that cache (`wipe --purge`): 1 removed, 0 there was none, -1 with errno. */
 int boot_ship_cache_purge(void);
 
+/* job_res.c: */
+/* SysV IPC kinds ("sysv-shm", "sysv-sem", "sysv-msg") as one-letter codes ('M', 'S', 'Q', or
+ * 0) and back; an id uid owns (or created); its removal (0, or -1 when not uid's). */
+char boot_sysv_code(const char *kind);
+const char *boot_sysv_kind(char code);
+int boot_sysv_owned(char code, int id, uid_t uid);
+int boot_sysv_remove(char code, int id, uid_t uid);
+
 #endif

@@ -701,6 +701,40 @@ static void remove_registered(struct wipe *w, const char *path, const char *from
 		close(fd);
 }
 
+/* A SysV IPC id from res-files ("sysv-shm:ID", "sysv-sem:ID", "sysv-msg:ID"): removed only
+ * while this user owns or created it. Counted with the files. */
+static void remove_sysv(struct wipe *w, const char *line, const char *from)
+{
+	char kind[16], *end;
+	const char *colon = strchr(line, ':');
+	long id = -1;
+
+	if (colon && (size_t)(colon - line) < sizeof kind) {
+		memcpy(kind, line, (size_t)(colon - line));
+		kind[colon - line] = '\0';
+		errno = 0;
+		id = strtol(colon + 1, &end, 10);
+		if (errno || *end || end == colon + 1 || id > INT_MAX)
+			id = -1;
+	}
+	char code = id >= 0 ? boot_sysv_code(kind) : 0;
+	if (!code) {
+		w->rep->files_skipped++;
+		note(w, BOOT_WIPE_SKIP, "%s: '%.80s' is not a SysV IPC id; ignored", from, line);
+	} else if (!boot_sysv_owned(code, (int)id, w->uid)) {
+		note(w, BOOT_WIPE_SKIP, "%s: %s id %ld is gone or not ours; left alone", from, kind,
+		     id);
+	} else if (w->o->dry_run) {
+		w->rep->files_removed++;
+		note(w, BOOT_WIPE_ACTION, "would remove %s id %ld", kind, id);
+	} else if (boot_sysv_remove(code, (int)id, w->uid) < 0) {
+		note(w, BOOT_WIPE_FAIL, "cannot remove %s id %ld: %s", kind, id, strerror(errno));
+	} else {
+		w->rep->files_removed++;
+		note(w, BOOT_WIPE_ACTION, "removed %s id %ld", kind, id);
+	}
+}
+
 /* The "files" record (one absolute path a line) and shm-* registrations (a segment name). */
 static void remove_files(struct wipe *w, int unit)
 {
@@ -716,7 +750,10 @@ static void remove_files(struct wipe *w, int unit)
 		snprintf(from, sizeof from, "%s/%s", dir, recs[k]);
 		for (char *l = buf ? strtok_r(buf, "\n", &save) : NULL; l;
 		     l = strtok_r(NULL, "\n", &save))
-			remove_registered(w, l, from);
+			if (k == 1 && !strncmp(l, "sysv-", 5))
+				remove_sysv(w, l, from);
+			else
+				remove_registered(w, l, from);
 		free(buf);
 	}
 	char *buf;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "mpii.h"
+#include "pmi.h"
 
 enum { T_POST = 1, T_COMPLETE = 2 }; /* on the window's private communicator */
 
@@ -69,27 +70,23 @@ static void win_destroy(struct mpii_win *w)
 }
 
 /* Rank 0 makes the segment and names it; every rank maps it. NULL (and errno) on failure
- * anywhere: the outcome is agreed over the window's communicator. */
+ * anywhere: the outcome is agreed over the window's communicator. Under lamkit's agent the
+ * name is registered through PMI before it exists (the agent removes it if rank 0 dies while it
+ * has a name) and released in two phases once unlinked. */
 static void *map_segment(struct mpii_win *w, size_t len)
 {
 	struct mpii_comm *c = w->comm;
-	char name[64] = "", reg[512] = "";
+	char name[64] = "", made[64] = "";
 	const char *dir = getenv("LAMKIT_SESSION_DIR");
 	void *p = MAP_FAILED;
-	int fd = -1, ok, all;
+	int fd = -1, ok, all, reg = 0, created = 0;
 
 	if (c->rank == 0) {
 		snprintf(name, sizeof(name), "/lkmpi-win-%d-%u", (int)getpid(), win_seq++);
-		if (dir && *dir) { /* lamkit wipe removes it after a crash */
-			snprintf(reg, sizeof(reg), "%s/shm-%s", dir, name + 1);
-			int rf = open(reg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-			if (rf >= 0) {
-				if (dprintf(rf, "%s\n", name) < 0)
-					(void)0;
-				close(rf);
-			}
-		}
+		memcpy(made, name, sizeof(made));
+		reg = dir && *dir && PMI_Resource_register("shm", made) == PMI_SUCCESS;
 		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		created = fd >= 0;
 		if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
 			name[0] = '\0';
 	}
@@ -102,10 +99,13 @@ static void *map_segment(struct mpii_win *w, size_t len)
 	if (fd >= 0)
 		close(fd);
 	mpii_allreduce(&ok, &all, 1, mpii_dt(MPI_INT), MPI_MIN, c);
-	if (c->rank == 0 && name[0]) { /* everyone has it open (or failed): no name needed */
-		shm_unlink(name);
-		if (reg[0])
-			unlink(reg);
+	if (c->rank == 0) { /* everyone has it open (or failed): no name needed */
+		if (reg)
+			PMI_Resource_release_begin("shm", made);
+		if (created)
+			shm_unlink(made);
+		if (reg)
+			PMI_Resource_release_end("shm", made);
 	}
 	if (all)
 		return p;

@@ -158,16 +158,42 @@ static int map_segment(struct tp_shm *s, int fd)
 	return 0;
 }
 
+/* The segment lamkit's agent made for this node before the ranks started
+ * ($LAMKIT_SHM_SEGMENT, empty until the leader sizes it; the agent records and removes it):
+ * its fd, or -1 to make one here as under a foreign launcher. A segment already sized is not
+ * ours (a process that inherited the environment): left alone. */
+static int agent_segment(struct tp_shm *s)
+{
+	const char *n = getenv("LAMKIT_SHM_SEGMENT");
+	struct stat st;
+	int fd;
+
+	if (!n || n[0] != '/' || strchr(n + 1, '/') || strlen(n) >= sizeof(s->name))
+		return -1;
+	fd = shm_open(n, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_size != 0 || st.st_uid != geteuid()) {
+		close(fd);
+		return -1;
+	}
+	snprintf(s->name, sizeof(s->name), "%s", n);
+	return fd;
+}
+
 static int create_segment(struct tp_shm *s, char *err, size_t errlen)
 {
 	char key[32];
 	struct seg_hdr *h;
 	int fd;
 
-	snprintf(s->name, sizeof(s->name), "/lkmpi-%08x-%d-%d", job_hash(s->tp->cfg.job),
-	         s->tp->cfg.rank, (int)getpid());
-	set_regfile(s);
-	fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = agent_segment(s);
+	if (fd < 0) {
+		snprintf(s->name, sizeof(s->name), "/lkmpi-%08x-%d-%d", job_hash(s->tp->cfg.job),
+		         s->tp->cfg.rank, (int)getpid());
+		set_regfile(s);
+		fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "shm_open %s: %s", s->name, strerror(errno));
 		return -1;

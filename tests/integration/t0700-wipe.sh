@@ -1,7 +1,8 @@
 #!/bin/bash
 # t0700: `lamkit wipe` on this node after a crash: kills exactly what the session records name
-# (start times checked) and what those left running, removes registered files and the session
-# directories; -n changes nothing; a pid reused by an unrelated process is left alone.
+# (start times checked) and what those left running, removes registered files (and the node
+# segment the agent made for the job) and the session directories; -n changes nothing; a pid
+# reused by an unrelated process is left alone.
 # timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
 host=$(hostname)
@@ -46,6 +47,8 @@ ok "$([ -s "$R/local-$agent/agent" ]; echo $?)" "the agent recorded itself"
 kill -KILL "$agent" && kill -KILL "$mpx"
 wait_gone 5 $agent $ranks; ok $? "mpiexec and agent SIGKILLed: the ranks die with the agent"
 for k in $kids; do alive "$k" || break; done; ok $? "the ranks' children are still running"
+nodeseg=$(cat "$R/local-$agent"/job-*/shm-node 2>/dev/null)
+ok "$([ -n "$nodeseg" ] && [ -e "/dev/shm$nodeseg" ]; echo $?)" "the job's node segment the agent made is left too ($nodeseg)"
 
 # leftovers made by hand: an orphaned agent dir (dead agent) with records of live processes,
 # a registered /dev/shm file, and a record whose pid now belongs to an unrelated process
@@ -68,7 +71,7 @@ echo "$shm" >"$A/job-7/files"
 before=$(find "$R" | sort)
 out=$("$LAMKIT" wipe -n 2>"$T/n.err"); rc=$?
 is "$rc" 0 "wipe -n exits 0"
-like "$out" "^lamkit wipe: $host: dry run: would kill 5 processes, would remove 1 registered file, would remove 5 session directories" "wipe -n summary"
+like "$out" "^lamkit wipe: $host: dry run: would kill 5 processes, would remove 2 registered files, would remove 5 session directories" "wipe -n summary"
 like "$out" "would kill pid $s1 \(rank 0 of $A/job-7\)" "wipe -n lists what it would kill"
 is "$(find "$R" | sort)" "$before" "wipe -n removed nothing"
 for p in $kids $s1 $s2 $u; do alive "$p" || break; done; ok $? "wipe -n killed nothing"
@@ -76,13 +79,14 @@ ok "$([ -e "$shm" ]; echo $?)" "wipe -n left the registered file"
 
 out=$("$LAMKIT" wipe 2>"$T/w.err"); rc=$?
 is "$rc" 0 "wipe exits 0"
-is "$out" "lamkit wipe: $host: killed 5 processes, removed 1 registered file, removed 5 session directories, 5 recorded processes already gone, left 1 reused pid alone" "wipe summary"
+is "$out" "lamkit wipe: $host: killed 5 processes, removed 2 registered files, removed 5 session directories, 5 recorded processes already gone, left 1 reused pid alone" "wipe summary"
 like "$(cat "$T/w.err")" "^lamkit wipe: $A/job-8/procs: pid $u is now another process" "the reused pid is reported with its record"
 is "$(wc -l <"$T/w.err")" 1 "and that is the only remark"
 wait_gone 3 $kids $s1 $s2; ok $? "every recorded process and what the ranks left is gone"
 alive "$u"; ok $? "the unrelated process with a recorded pid survives"
 is "$(ls -A "$R")" "" "no session file left"
 ok "$([ ! -e "$shm" ]; echo $?)" "the registered /dev/shm file is removed"
+ok "$([ ! -e "/dev/shm$nodeseg" ]; echo $?)" "and the job's node segment"
 
 out=$("$LAMKIT" wipe 2>&1); rc=$?
 is "$rc" 0 "second wipe exits 0"
