@@ -106,7 +106,12 @@ sleep 2.5
 netns_route_up n2 1
 t_up=$EPOCHREALTIME
 wait $job
-is $? 0 "transfer with n2's eth1 down for 2.5 s exits 0"
+rc=$?
+is $rc 0 "transfer with n2's eth1 down for 2.5 s exits 0"
+if [ "$rc" != 0 ]; then
+	diag "$(grep -v '^bulk: progress' "$T/down.out" | tail -n 40)"
+	diag_agent_logs
+fi
 r=$(grep '^bulk: OK' "$T/down.out")
 like "$r" "^bulk: OK " "every byte arrived, checksum equal"
 stall=$(echo "$r" | sed -n 's/.*max_stall_ms=\([0-9]*\).*/\1/p')
