@@ -313,9 +313,11 @@ static void clean_shm_records(boot_job_t *j)
 			continue;
 		buf[n] = '\0';
 		buf[strcspn(buf, "\n")] = '\0';
+		/* the node segment this agent made is removed at every job's end: no news; any
+		 * other record here is a segment a rank made and could not remove (it died) */
 		if (shm_name_ok(buf) && shm_unlink(buf) == 0)
-			core_log(CORE_LOG_INFO, "agent: job %u: removed segment %s", j->js.jobid,
-			         buf);
+			core_log(strcmp(de->d_name, "shm-node") ? CORE_LOG_INFO : CORE_LOG_DEBUG,
+			         "agent: job %u: removed segment %s", j->js.jobid, buf);
 	}
 	if (d)
 		closedir(d);
