@@ -56,6 +56,10 @@ int cmd_clean(int argc, char **argv)
 		boot_universe_free(&u);
 		return CORE_EXIT_SYSTEM;
 	}
+	/* Ranks ending under our clean on one node make their job abort, and that can end the
+	 * job's ranks on another node before our clean reaches it: that agent then finds fewer to
+	 * end. The ranks running when clean was asked are what it ended. */
+	int before = ranks_left(&u, r);
 	int nok = boot_ucall(&u, BOOT_MSG_CLEAN, BOOT_MSG_CLEAN_REPLY, 5000, r);
 	unsigned ranks = 0;
 	for (int i = 0; i < u.nnodes; i++) {
@@ -71,6 +75,8 @@ int cmd_clean(int argc, char **argv)
 		ranks += rb.err ? 0 : k;
 	}
 	boot_ucall_free(r, u.nnodes);
+	if (before > (int)ranks)
+		ranks = (unsigned)before;
 	/* the agents kill in the background: wait (bounded) until no rank is left */
 	int left = -1;
 	int64_t end = core_now_ms() + (int64_t)timeout * 1000;
