@@ -589,7 +589,8 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 		boot_job_res_node_segment(j);
 	for (int i = 0; i < j->nranks; i++) {
 		const struct boot_app *app = boot_jobspec_app(&j->js, j->r[i].rank);
-		j->r[i].cpu = app ? rank_cpu(j, app, i) : -1;
+		int adopted = boot_job_pmi_adopts(j, j->r[i].rank);
+		j->r[i].cpu = app && !adopted ? rank_cpu(j, app, i) : -1;
 	}
 	boot_job_pmi_topo(j);
 	int started = 0;

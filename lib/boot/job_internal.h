@@ -83,6 +83,9 @@ void boot_job_res_fini(boot_job_t *j);
 
 /* job_pmi.c */
 int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen);
+/* Whether rank is the singleton that started us (mpiexec -pmi_args): we adopt it, so we
+ * neither start nor bind it. */
+int boot_job_pmi_adopts(const boot_job_t *j, int rank);
 /* Prepare the rank's PMI channel (socketpair) or adopt the singleton. 0 or -1 with err. */
 int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errlen);
 /* The rank exited: drain its PMI socket, settle r->pmi_state, close the channel. */

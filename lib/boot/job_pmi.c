@@ -496,11 +496,16 @@ void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r)
 	close_pmi(j, r);
 }
 
+int boot_job_pmi_adopts(const boot_job_t *j, int rank)
+{
+	return j->ag->opts && j->ag->opts->singinit_fd >= 0 && rank == 0 && !j->ag->njobs;
+}
+
 int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errlen)
 {
 	int sv[2];
 
-	if (j->ag->opts && j->ag->opts->singinit_fd >= 0 && r->rank == 0 && !j->ag->njobs) {
+	if (boot_job_pmi_adopts(j, r->rank)) {
 		r->adopted = 1;
 		r->pid = j->ag->opts->singinit_pid;
 		r->pmi_fd = j->ag->opts->singinit_fd;
