@@ -221,19 +221,24 @@ typedef struct MPI_Status {
 #define MPI_GRAPH                      2
 #define MPI_DIST_GRAPH                 3
 #define MPI_COMM_TYPE_SHARED           1
-#define MPI_BSEND_OVERHEAD             64
-#define MPI_THREAD_SINGLE              0
-#define MPI_THREAD_FUNNELED            1
-#define MPI_THREAD_SERIALIZED          2
-#define MPI_THREAD_MULTIPLE            3
-#define MPI_BOTTOM                     ((void *)0)
-#define MPI_IN_PLACE                   ((void *)-1)
-#define MPI_STATUS_IGNORE              ((MPI_Status *)1)
-#define MPI_STATUSES_IGNORE            ((MPI_Status *)1)
-#define MPI_ERRCODES_IGNORE            ((int *)0)
-#define MPI_UNWEIGHTED                 ((int *)1)
-#define MPI_WEIGHTS_EMPTY              ((int *)2)
-#define MPI_ARGV_NULL                  ((char **)0)
+/* Open MPI's names for narrower split types: the ranks the launcher bound to my socket or my
+ * core (lamkit mpiexec --bind-to core); a rank not bound to one gets MPI_COMM_NULL. */
+#define OMPI_COMM_TYPE_NODE   MPI_COMM_TYPE_SHARED
+#define OMPI_COMM_TYPE_SOCKET 8
+#define OMPI_COMM_TYPE_CORE   9
+#define MPI_BSEND_OVERHEAD    64
+#define MPI_THREAD_SINGLE     0
+#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE   3
+#define MPI_BOTTOM            ((void *)0)
+#define MPI_IN_PLACE          ((void *)-1)
+#define MPI_STATUS_IGNORE     ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE   ((MPI_Status *)1)
+#define MPI_ERRCODES_IGNORE   ((int *)0)
+#define MPI_UNWEIGHTED        ((int *)1)
+#define MPI_WEIGHTS_EMPTY     ((int *)2)
+#define MPI_ARGV_NULL         ((char **)0)
 
 /* One-sided communication. */
 #define MPI_LOCK_EXCLUSIVE      234

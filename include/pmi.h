@@ -104,6 +104,31 @@ int PMI_Resource_register(const char kind[], const char name[]);
 int PMI_Resource_release_begin(const char kind[], const char name[]);
 int PMI_Resource_release_end(const char kind[], const char name[]);
 
+/* lamkit extension: topology (doc/PROTOCOL-pmi.md part 5). PMI_Topo_type gives
+ * PMI_TOPO_CLUSTER: nodes holding sockets holding cores. PMI_Topo_cluster_info fills
+ * levels[0..*nlevels) outermost first, at most maxlevels (PMI_TOPO_LEVELS_MAX is enough):
+ * the node, then, when the launcher bound the rank to one socket or core, that socket and
+ * that core. Each level gives its index (node: 0..nodes-1 in the order of their lowest rank,
+ * or -1 when unknown; socket: physical_package_id; core: core_id within the socket) and the
+ * ranks of the job that share it, ascending, me included (the array is libpmi's, valid until
+ * PMI_Finalize). lamkit's agents serve it on both wires; under other launchers the node level
+ * comes from the clique (PMI_process_mapping), and a singleton reports its own binding. */
+#define PMI_TOPO_CLUSTER      1
+#define PMI_TOPO_LEVEL_NODE   0
+#define PMI_TOPO_LEVEL_SOCKET 1
+#define PMI_TOPO_LEVEL_CORE   2
+#define PMI_TOPO_LEVELS_MAX   3
+
+typedef struct {
+	int level;        /* PMI_TOPO_LEVEL_* */
+	int index;        /* which node, socket or core (see above) */
+	int nranks;       /* ranks sharing it */
+	const int *ranks; /* nranks ranks, ascending */
+} PMI_Topo_level_t;
+
+int PMI_Topo_type(int *type);
+int PMI_Topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels);
+
 /* Extra KVS spaces are not served (one KVS per job): both return PMI_FAIL. */
 int PMI_KVS_Create(char kvsname[], int length);
 int PMI_KVS_Destroy(const char kvsname[]);

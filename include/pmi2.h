@@ -87,7 +87,10 @@ int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value
                  int *vallen);
 
 /* Node attributes: shared by the ranks of one node. With waitfor != 0, GetNodeAttr blocks
- * until some rank of the node puts name. *found is 1 or 0. */
+ * until some rank of the node puts name. *found is 1 or 0. lamkit's agents store
+ * "lamkit_topo", the node's ranks and their sockets and cores (doc/PROTOCOL-pmi.md part 5;
+ * PMI_Topo_cluster_info in pmi.h reads it for you); it is found on a PMI-1 wire to lamkit
+ * and as a singleton too. */
 int PMI2_Info_GetNodeAttr(const char name[], char value[], int valuelen, int *found, int waitfor);
 int PMI2_Info_GetNodeAttrIntArray(const char name[], int array[], int arraylen, int *outlen,
                                   int *found);

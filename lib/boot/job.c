@@ -506,7 +506,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .extra_fd = r->pmi_child_fd,
 	                        .extra_fd_target = BOOT_PMI_FD_NUM,
 	                        .new_session = 1,
-	                        .cpu = rank_cpu(j, app, localid),
+	                        .cpu = r->cpu,
 	                        .pdeathsig = SIGKILL};
 	r->pid = boot_spawn(&sp);
 	if (r->pid < 0) {
@@ -587,6 +587,12 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 		         j->js.jobid, j->pmi_lib, strerror(errno));
 	if (j->nranks > 1) /* one local rank uses no shared memory */
 		boot_job_res_node_segment(j);
+	for (int i = 0; i < j->nranks; i++) {
+		const struct boot_app *app = boot_jobspec_app(&j->js, j->r[i].rank);
+		int adopted = boot_job_pmi_adopts(j, j->r[i].rank);
+		j->r[i].cpu = app && !adopted ? rank_cpu(j, app, i) : -1;
+	}
+	boot_job_pmi_topo(j);
 	int started = 0;
 	for (int i = 0; i < j->nranks && !j->killed; i++) {
 		struct boot_rank *r = &j->r[i];

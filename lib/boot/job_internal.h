@@ -20,6 +20,7 @@ struct boot_rank {
 	pmi_conn_t *pmi;
 	int pmi_state; /* BOOT_PMI_* */
 	int adopted;   /* a singleton that started us (mpiexec -pmi_args): not our child */
+	int cpu;       /* the CPU we bind it to, or -1 */
 	int exited, status;
 };
 
@@ -82,10 +83,16 @@ void boot_job_res_fini(boot_job_t *j);
 
 /* job_pmi.c */
 int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen);
+/* Whether rank is the singleton that started us (mpiexec -pmi_args): we adopt it, so we
+ * neither start nor bind it. */
+int boot_job_pmi_adopts(const boot_job_t *j, int rank);
 /* Prepare the rank's PMI channel (socketpair) or adopt the singleton. 0 or -1 with err. */
 int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errlen);
 /* The rank exited: drain its PMI socket, settle r->pmi_state, close the channel. */
 void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r);
+/* Before the ranks start: tell PMI this node's topology (our ranks, our node's number, the
+ * socket and core of each rank bound to a CPU) as node attribute lamkit_topo. */
+void boot_job_pmi_topo(boot_job_t *j);
 void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r);
 /* SPAWN_REPLY from the controller: answer the rank's pending spawn. */
 void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r);

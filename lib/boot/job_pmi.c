@@ -2,6 +2,7 @@
  * listener (PMI_PORT) per rank, the engine's ops, and the fence (local or up the tree). */
 #include "core.h"
 #include "job_internal.h"
+#include "pmi_topo.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -495,11 +496,16 @@ void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r)
 	close_pmi(j, r);
 }
 
+int boot_job_pmi_adopts(const boot_job_t *j, int rank)
+{
+	return j->ag->opts && j->ag->opts->singinit_fd >= 0 && rank == 0 && !j->ag->njobs;
+}
+
 int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errlen)
 {
 	int sv[2];
 
-	if (j->ag->opts && j->ag->opts->singinit_fd >= 0 && r->rank == 0 && !j->ag->njobs) {
+	if (boot_job_pmi_adopts(j, r->rank)) {
 		r->adopted = 1;
 		r->pid = j->ag->opts->singinit_pid;
 		r->pmi_fd = j->ag->opts->singinit_fd;
@@ -658,6 +664,43 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 	    tree_connect(j, err, errlen) < 0)
 		return -1;
 	return 0;
+}
+
+/* Our node's number comes from PMI_process_mapping (the controller numbers nodes by their
+ * lowest rank, as the mapping does); without a usable mapping it stays unknown. The sockets
+ * and cores come from this node's /sys: the agent runs where its ranks run. */
+void boot_job_pmi_topo(boot_job_t *j)
+{
+	char text[PMI_TOPO_TEXT_MAX + 1];
+	const char *map = j->js.process_mapping;
+	int *node = map && *map ? malloc((size_t)j->js.size * sizeof *node) : NULL;
+	int *ranks = malloc((size_t)j->nranks * sizeof *ranks), nn = -1, me = -1, nb = 0;
+	struct pmi_topo_bind *b = malloc((size_t)j->nranks * sizeof *b);
+
+	if (!j->pmi || !ranks || !b || j->nranks < 1)
+		goto out;
+	if (node && (nn = pmi_topo_mapping(map, node, j->js.size)) > 0) {
+		me = node[j->r[0].rank];
+		for (int i = 0; i < j->nranks; i++)
+			if (node[j->r[i].rank] != me)
+				me = -1; /* the mapping does not describe this agent: say nothing */
+	}
+	for (int i = 0; i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		ranks[i] = r->rank;
+		if (r->cpu >= 0 &&
+		    pmi_topo_cpu(PMI_TOPO_SYSFS, r->cpu, &b[nb].socket, &b[nb].core) == 0)
+			b[nb++].rank = r->rank;
+	}
+	if (pmi_topo_encode(text, sizeof text, me, me >= 0 ? nn : -1, ranks, j->nranks, b, nb) <
+	        0 ||
+	    pmi_server_nodeattr(j->pmi, PMI_TOPO_KEY, text) < 0)
+		core_log(CORE_LOG_DEBUG, "agent: job %u: no topology for PMI: %s", j->js.jobid,
+		         strerror(errno));
+out:
+	free(node);
+	free(ranks);
+	free(b);
 }
 
 void boot_job_pmi_destroy(boot_job_t *j)

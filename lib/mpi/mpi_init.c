@@ -36,19 +36,23 @@ static int init_fail(const char *what)
 	return MPI_ERR_OTHER;
 }
 
-/* Ranks sharing this node, from the PMI clique (just us if unknown). */
-static int *get_clique(int *n)
+/* Ranks sharing this node: the launcher's topology (PMI_Topo_cluster_info's node level, which
+ * falls back to the PMI clique under launchers that do not serve it), else just us. */
+static int *get_node(int *n)
 {
-	int *v = NULL, k = 0;
+	PMI_Topo_level_t lv[PMI_TOPO_LEVELS_MAX];
+	int nl = 0, *v = NULL;
 
-	if (PMI_Get_clique_size(&k) == PMI_SUCCESS && k > 0) {
-		v = malloc(sizeof(int) * (size_t)k);
-		if (v && PMI_Get_clique_ranks(v, k) == PMI_SUCCESS) {
-			*n = k;
-			mpii.node = v[0];
-			return v;
-		}
-		free(v);
+	if (PMI_Topo_cluster_info(lv, PMI_TOPO_LEVELS_MAX, &nl) == PMI_SUCCESS && nl > 0 &&
+	    lv[0].nranks > 0 && (v = malloc(sizeof(int) * (size_t)lv[0].nranks))) {
+		memcpy(v, lv[0].ranks, sizeof(int) * (size_t)lv[0].nranks);
+		*n = lv[0].nranks;
+		mpii.node = v[0];
+		if (nl > 1) /* bound: the lowest rank sharing my socket, and my core */
+			mpii.socket = lv[1].ranks[0];
+		if (nl > 2)
+			mpii.core = lv[2].ranks[0];
+		return v;
 	}
 	v = malloc(sizeof(int));
 	if (v) {
@@ -67,7 +71,8 @@ static int wire_up(void)
 
 	cfg.rank = mpii.rank;
 	cfg.size = mpii.size;
-	cfg.local_ranks = get_clique(&cfg.nlocal);
+	mpii.socket = mpii.core = -1;
+	cfg.local_ranks = get_node(&cfg.nlocal);
 	if (!cfg.local_ranks)
 		return init_fail("out of memory");
 	cfg.job = kvsname;

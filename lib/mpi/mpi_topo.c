@@ -337,8 +337,14 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
 MPII_ALIAS(Comm_split_type)
 int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out)
 {
+	int color = MPI_UNDEFINED;
+
 	(void)info;
-	if (type != MPI_COMM_TYPE_SHARED && type != MPI_UNDEFINED)
+	if (type == MPI_COMM_TYPE_SHARED)
+		color = mpii.node;
+	else if (type == OMPI_COMM_TYPE_SOCKET || type == OMPI_COMM_TYPE_CORE)
+		color = type == OMPI_COMM_TYPE_SOCKET ? mpii.socket : mpii.core;
+	else if (type != MPI_UNDEFINED)
 		return mpii_err(mpii_comm(comm), MPI_ERR_ARG, "MPI_Comm_split_type");
-	return PMPI_Comm_split(comm, type == MPI_UNDEFINED ? MPI_UNDEFINED : mpii.node, key, out);
+	return PMPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, out);
 }

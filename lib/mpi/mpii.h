@@ -403,7 +403,9 @@ struct mpii_unexp;
 struct mpii_state {
 	int initialized, finalized, thread_level, appnum, universe;
 	int rank, size;
-	int node; /* lowest job rank on this node (MPI_COMM_TYPE_SHARED) */
+	int node;   /* lowest job rank on this node (MPI_COMM_TYPE_SHARED) */
+	int socket; /* lowest job rank bound to my socket / core; -1 when not bound */
+	int core;
 	tp_t *tp;
 	int yield;
 	struct mpii_tab comms, groups, dtypes, ops, errhs;

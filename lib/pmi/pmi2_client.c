@@ -285,8 +285,13 @@ int PMI2_Info_GetNodeAttr(const char name[], char value[], int valuelen, int *fo
 	if (!value || valuelen <= 0 || !found)
 		return PMI2_ERR_INVALID_ARG;
 	*found = 0;
+	const char *v = pmic.mode == PMIC_SINGLETON ? pmic_local_get(PMIC_NODE, name) : NULL;
+	if (!v2() && !v && strcmp(name, PMI_TOPO_KEY) == 0) { /* lamkit's agents, singleton */
+		char t[PMI_TOPO_TEXT_MAX + 64];
+		*found = pmic_topo_text(t, sizeof(t)) == PMI_SUCCESS;
+		return *found ? pmic_copy(value, valuelen, t) : PMI2_SUCCESS;
+	}
 	if (pmic.mode == PMIC_SINGLETON) {
-		const char *v = pmic_local_get(PMIC_NODE, name);
 		*found = v != NULL;
 		return v ? pmic_copy(value, valuelen, v) : PMI2_SUCCESS;
 	}

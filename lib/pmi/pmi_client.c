@@ -224,8 +224,10 @@ void pmic_reset(void)
 	}
 	free(pmic.local);
 	free(pmic.clique);
+	pmi_topo_view_free(&pmic.topo);
 	memset(&pmic, 0, sizeof(pmic));
 	pmic.fd = -1;
+	pmic.node = pmic.nnodes = -1;
 	pmic.mode = PMIC_NONE;
 }
 

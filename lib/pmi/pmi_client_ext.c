@@ -3,6 +3,7 @@
 #include "pmi2.h"
 #include "pmi_client_int.h"
 #include "pmi_server.h"
+#include "pmi_topo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,98 +11,16 @@
 
 /* ---- clique from PMI_process_mapping ---- */
 
-struct block {
-	long start, nodes, ppn;
-};
-
-static const char *skip_sp(const char *p)
-{
-	while (*p == ' ')
-		p++;
-	return p;
-}
-
-/* Expect character ch (after spaces); NULL if it is not there. */
-static const char *want(const char *p, char ch)
-{
-	p = skip_sp(p);
-	return *p == ch ? p + 1 : NULL;
-}
-
-static const char *num(const char *p, long *out)
-{
-	char *end;
-
-	p = skip_sp(p);
-	if (*p < '0' || *p > '9')
-		return NULL;
-	*out = strtol(p, &end, 10);
-	return *out > (1L << 30) ? NULL : end;
-}
-
-/* Parse "(vector,(s,n,p),...)" into a malloc'd block list. Count, or -1. */
-static int parse_blocks(const char *p, struct block **out)
-{
-	int n = 0, cap = (int)(strlen(p) / 6) + 1;
-	struct block *b = calloc((size_t)cap, sizeof(*b));
-
-	p = want(p, '(');
-	if (!b || !p || strncmp(skip_sp(p), "vector", 6) != 0)
-		goto bad;
-	p = skip_sp(p) + 6;
-	while (p && (p = want(p, ',')) != NULL && n < cap) {
-		struct block *k = &b[n++];
-		p = want(p, '(');
-		p = p ? num(p, &k->start) : NULL;
-		p = p ? want(p, ',') : NULL;
-		p = p ? num(p, &k->nodes) : NULL;
-		p = p ? want(p, ',') : NULL;
-		p = p ? num(p, &k->ppn) : NULL;
-		p = p ? want(p, ')') : NULL;
-		if (p && *skip_sp(p) == ')')
-			break;
-	}
-	if (!p || !(p = want(p, ')')) || *skip_sp(p) || n == 0)
-		goto bad;
-	*out = b;
-	return n;
-bad:
-	free(b);
-	return -1;
-}
-
-/* Node of every rank: blocks in order, repeated until all ranks are placed. */
-static int place(const struct block *b, int nb, long *node, int size)
-{
-	int r = 0;
-
-	while (r < size) {
-		int before = r;
-		for (int i = 0; i < nb && r < size; i++) {
-			for (long n = 0; n < b[i].nodes && r < size; n++) {
-				for (long k = 0; k < b[i].ppn && r < size; k++)
-					node[r++] = b[i].start + n;
-			}
-		}
-		if (r == before)
-			return -1;
-	}
-	return 0;
-}
-
 static int clique_from_mapping(void)
 {
 	char val[PMIC_LINE];
-	struct block *b;
-	int nb;
+	int nn;
 
-	if (pmic_jobattr("PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS ||
-	    (nb = parse_blocks(val, &b)) < 0)
+	if (pmic_jobattr("PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS)
 		return -1;
-	long *node = malloc((size_t)pmic.size * sizeof(*node));
+	int *node = malloc((size_t)pmic.size * sizeof(*node));
 	pmic.clique = malloc((size_t)pmic.size * sizeof(int));
-	if (!node || !pmic.clique || place(b, nb, node, pmic.size) < 0) {
-		free(b);
+	if (!node || !pmic.clique || (nn = pmi_topo_mapping(val, node, pmic.size)) < 0) {
 		free(node);
 		free(pmic.clique);
 		pmic.clique = NULL;
@@ -112,7 +31,8 @@ static int clique_from_mapping(void)
 		if (node[r] == node[pmic.rank])
 			pmic.clique[pmic.nclique++] = r;
 	}
-	free(b);
+	pmic.node = node[pmic.rank];
+	pmic.nnodes = nn;
 	free(node);
 	return 0;
 }

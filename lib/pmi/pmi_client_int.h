@@ -6,6 +6,7 @@
 
 #include "pmi.h"
 #include "pmi2_wire.h"
+#include "pmi_topo.h"
 #include "pmi_wire.h"
 
 #define PMIC_LINE  4096 /* longest reply line we accept */
@@ -32,7 +33,10 @@ struct pmic {
 	int iter;    /* next index for PMI_KVS_Iter_next */
 	int *clique; /* ranks on my node, ascending; NULL until asked */
 	int nclique;
-	struct pmic_kv *local; /* singleton KVS and name table */
+	int node, nnodes;          /* my node from PMI_process_mapping (with the clique); -1 */
+	int topo_ok;               /* topo holds the answer of PMI_Topo_cluster_info */
+	struct pmi_topo_view topo; /* my levels: node, and socket and core when bound */
+	struct pmic_kv *local;     /* singleton KVS and name table */
 	size_t nlocal, caplocal;
 	size_t rlen;
 	char rbuf[PMIC_LINE];
@@ -80,6 +84,10 @@ PMI_INTERNAL int pmic_local_set(int ns, const char *key, const char *val);
 PMI_INTERNAL const char *pmic_local_get(int ns, const char *key);
 PMI_INTERNAL int pmic_local_del(int ns, const char *key);
 PMI_INTERNAL const struct pmic_kv *pmic_local_at(int ns, int idx);
+/* The node's topology text (pmi_topo.h) into out[cap]: the PMI-2 node attribute, PMI-1's
+ * cmd=lamkit_topo (asked of lamkit's agents only), or a singleton's own. A PMI_* code. */
+PMI_INTERNAL int pmic_topo_text(char *out, size_t cap);
+
 /* Free everything libpmi holds (after finalize or a failed init). */
 PMI_INTERNAL void pmic_reset(void);
 

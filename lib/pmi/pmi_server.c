@@ -3,6 +3,7 @@
 #include "pmi_kvs.h"
 #include "pmi_server_int.h"
 #include "pmi_spawn.h"
+#include "pmi_topo.h"
 #include "pmi_wire.h"
 
 #include <errno.h>
@@ -516,6 +517,19 @@ static int h_res_end(pmi_conn_t *c, const char *line, size_t len)
 	return h_resource(c, line, len, PMI_RES_RELEASE_END, "resource_release_end_result");
 }
 
+/* lamkit_topo: the node's topology text the owner stored (doc/PROTOCOL-pmi.md part 5). */
+static int h_topo(pmi_conn_t *c, const char *line, size_t len)
+{
+	size_t vlen;
+	const char *v = pmi_kvs_get(c->s->nodeattr, PMI_TOPO_KEY, strlen(PMI_TOPO_KEY), &vlen);
+
+	(void)line;
+	(void)len;
+	if (!v)
+		return reply(c, "cmd=lamkit_topo_result rc=-1 msg=not_known");
+	return reply(c, "cmd=lamkit_topo_result rc=0 msg=success value=%s", v);
+}
+
 typedef int (*handler_t)(pmi_conn_t *c, const char *line, size_t len);
 
 static const struct {
@@ -542,6 +556,7 @@ static const struct {
     {"resource_register", h_res_reg, 1},
     {"resource_release_begin", h_res_begin, 1},
     {"resource_release_end", h_res_end, 1},
+    {"lamkit_topo", h_topo, 1},
 };
 
 static int valid_cmd(const char *cmd, size_t n)
@@ -816,6 +831,16 @@ int pmi_server_preput(pmi_server_t *s, const char *key, const char *val)
 		return -1;
 	}
 	return pmi_kvs_set(s->kvs, key, strlen(key), val, strlen(val));
+}
+
+int pmi_server_nodeattr(pmi_server_t *s, const char *key, const char *val)
+{
+	if (!s || !key || !val || !*key || strlen(key) > PMI_KEYLEN_MAX ||
+	    strlen(val) > PMI_VALLEN_MAX || strpbrk(key, " \n;=")) {
+		errno = EINVAL;
+		return -1;
+	}
+	return pmi_kvs_set(s->nodeattr, key, strlen(key), val, strlen(val));
 }
 
 int pmi_server_fence_done(pmi_server_t *s, const char *entries, size_t len)

@@ -88,6 +88,11 @@ void pmi_server_destroy(pmi_server_t *s);
  * (EINVAL: empty key, key over PMI_KEYLEN_MAX or with a space, value over PMI_VALLEN_MAX). */
 int pmi_server_preput(pmi_server_t *s, const char *key, const char *val);
 
+/* Store a PMI-2 node attribute before any rank starts (e.g. "lamkit_topo", the node's
+ * topology text, which PMI-1's cmd=lamkit_topo also answers from). 0, or -1 with errno
+ * (EINVAL: empty key, key over PMI_KEYLEN_MAX or with a space, value over PMI_VALLEN_MAX). */
+int pmi_server_nodeattr(pmi_server_t *s, const char *key, const char *val);
+
 /* The tree fence ended: merge `entries` (pmi_kvs_encode format; may be NULL/0) into the
  * KVS and send barrier_out to every conn waiting. 0, or -1 (EINVAL on a malformed buffer). */
 int pmi_server_fence_done(pmi_server_t *s, const char *entries, size_t len);

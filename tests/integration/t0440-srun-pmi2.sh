@@ -3,7 +3,8 @@
 # Slurm (one slurmd per namespace node), no lamkit agent anywhere. Programs built with
 # `lamkit mpicc` (glibc and -musl) wire up through Slurm's PMI-2 server: ranks find their node
 # mates from PMI_process_mapping (MPI_Comm_split_type), use shared memory inside a node and tcp
-# only across nodes; our PMI-2 API check runs there too.
+# only across nodes; our PMI-2 API check runs there too, and PMI_Topo_cluster_info falls back
+# to the node from Slurm's mapping.
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, daemons)"
@@ -65,6 +66,11 @@ for r in 0 1 2 3 4 5 6 7; do
 	printf '%s\n' "$out" | grep -q "^pmi2_check: rank $r nodeattr 'from rank $((r - r % 2)), 2 local'" || nodeattr_ok=0
 done
 is "$nodeattr_ok" 1 "each rank read the node attribute its node's first rank stored"
+
+out=$(run "$LAMKIT_TOP/out/testprogs/pmi_topo" any); rc=$?
+is "$rc $(printf '%s\n' "$out" | sed -n 's/^topo rank=\([0-9]*\) node=\([-0-9]*\) ranks=\([0-9,]*\) .*attr=no OK$/\1:\2:\3/p' | sort -n | tr '\n' ' ')" \
+	"0 0:0:0,1 1:0:0,1 2:1:2,3 3:1:2,3 4:2:4,5 5:2:4,5 6:3:6,7 7:3:6,7 " \
+	"PMI_Topo_cluster_info under srun: node numbers and groups from Slurm's mapping (no lamkit_topo there)"
 
 out=$(LAMKIT_PMI_VERSION=1 run "$T/ring_g" 2); rc=$?
 like "$out" "ring: OK laps=2 size=8" "LAMKIT_PMI_VERSION=1: the same program over Slurm's PMI-1 side"
