@@ -13,8 +13,10 @@ _tap_n=0 _tap_failed=0
 _cleanups=()
 at_exit() { _cleanups+=("$1"); }
 _run_cleanups() {
-	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
+	# a name no cleanup uses: the eval'd text runs in this function's scope (t0360's loops over
+	# i had moved the index to a SysV id, so the rest of the cleanups and rm -rf "$T" never ran)
+	local _ci
+	for ((_ci = ${#_cleanups[@]} - 1; _ci >= 0; _ci--)); do eval "${_cleanups[$_ci]}" || true; done
 	rm -rf "$T"
 }
 trap _run_cleanups EXIT
