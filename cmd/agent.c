@@ -263,7 +263,13 @@ static int agent_universe(struct uargs *a)
 	if (a->tmpdir)
 		setenv("LAMKIT_TMPDIR", a->tmpdir, 1);
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(name, sizeof name, "u%s-n%d", a->universe, a->node);
+	/* Node 0 is a group launch (one srun for every node): each agent learns its node only
+	 * from the boot's answer, and several may share a host (slurmds on one machine). Their
+	 * directories (record, log, job dirs with the node segment's record) must not be one. */
+	if (a->node > 0)
+		snprintf(name, sizeof name, "u%s-n%d", a->universe, a->node);
+	else
+		snprintf(name, sizeof name, "u%s-n0-p%ld", a->universe, (long)getpid());
 	if (a->mode == MODE_WIPE) {
 		rc = wipe_here(a->dry_run, a->purge, a->verbose, wipe_line, sizeof wipe_line);
 		if (!a->dry_run)

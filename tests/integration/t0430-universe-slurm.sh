@@ -21,6 +21,8 @@ echo "boot:"; timeout 60 "$LAMKIT" boot -v 2>&1; echo "rc=\$?"
 echo "nodes:"; timeout 20 "$LAMKIT" nodes 2>&1; echo "rc=\$?"
 echo "hello:"; timeout 60 "$LAMKIT" mpiexec "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
 echo "ring:"; timeout 60 "$LAMKIT" mpiexec -n 8 "$MPI_BIN/mpich/ring" 2>&1; echo "rc=\$?"
+echo "dirs:"; ls -d "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p* | wc -l
+for d in "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p*; do ls /dev/shm | grep -c -- "^lkmpi-a.*-\${d##*-p}\$"; done | awk '{ s += \$1 } END { print s + 0 }'; echo "rc=0"
 echo "ppn:"; timeout 60 "$LAMKIT" mpiexec -ppn 1 -n 4 "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
 echo "steps:"; squeue -h -s -j "\$SLURM_JOB_ID" -o '%j' 2>&1
 echo "halt:"; timeout 30 "$LAMKIT" halt 2>&1; echo "rc=\$?"
@@ -41,6 +43,11 @@ for i in 1 2 3 4; do
 	is "$(printf '%s\n' "$h" | grep -c "of 8 on n$i\$")" 2 "two ranks on n$i"
 done
 like "$(sect ring)" "ring: OK .*size=8" "MPICH ring across the 4 nodes"
+# one srun starts every agent, all with node 0: each needs its own session dir (job dirs, the
+# node segment's record), or a job's end on one node removed the others' records and left
+# their node segments behind
+is "$(sect dirs | sed -n 2p)" 4 "four agents, four session dirs on this one machine"
+is "$(sect dirs | sed -n 3p)" 0 "no node segment left by the two jobs"
 is "$(sect ppn | grep '^hello' | sed 's/.* on //' | sort | tr '\n' ' ')" "n1 n2 n3 n4 " "-ppn 1: one rank per node"
 like "$(sect halt)" "4 node\(s\) halted" "halt"
 is "$(printf '%s\n' "$out" | sed -n '/^after:$/{n;p}')" 0 "the agents' srun step ended with them"
