@@ -60,7 +60,11 @@ int cmd_clean(int argc, char **argv)
 	 * job's ranks on another node before our clean reaches it: that agent then finds fewer to
 	 * end. The ranks running when clean was asked are what it ended. */
 	int before = ranks_left(&u, r);
-	int nok = boot_ucall(&u, BOOT_MSG_CLEAN, BOOT_MSG_CLEAN_REPLY, 5000, r);
+	struct boot_ucall_req cq = {.type = BOOT_MSG_CLEAN,
+	                            .reply_type = BOOT_MSG_CLEAN_REPLY,
+	                            .timeout_ms = 5000,
+	                            .together = 1};
+	int nok = boot_ucall_ex(&u, &cq, r);
 	unsigned ranks = 0;
 	for (int i = 0; i < u.nnodes; i++) {
 		if (!r[i].ok) {
@@ -147,7 +151,8 @@ int cmd_kill(int argc, char **argv)
 	                           .reply_type = BOOT_MSG_JOB_SIGNAL_REPLY,
 	                           .payload = w.p,
 	                           .plen = w.len,
-	                           .timeout_ms = 5000};
+	                           .timeout_ms = 5000,
+	                           .together = 1};
 	int nok = r ? boot_ucall_ex(&u, &q, r) : 0;
 	unsigned ranks = 0, nodes = 0;
 	for (int i = 0; r && i < u.nnodes; i++) {

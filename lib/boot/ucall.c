@@ -18,8 +18,34 @@ struct call {
 	int *open;
 	core_ev_t *ev;
 	int64_t t0, t0_us, t_sent;
-	int sent;
+	int sent, ready;
+	struct call *all; /* every call of this boot_ucall_ex, nall of them (q->together) */
+	int nall;
 };
+
+/* q->together: once every link still open is ready, send the request on all of them at once. */
+static void send_now(struct call *c)
+{
+	c->t_sent = core_now_ns() / 1000;
+	if (boot_link_send(c->l, c->q->type, c->q->payload, c->q->plen, NULL, 0) == 0)
+		c->sent = 1;
+}
+
+static void send_together(struct call *all, int n)
+{
+	int open = 0, ready = 0;
+
+	for (int i = 0; i < n; i++)
+		if (all[i].l) {
+			open++;
+			ready += all[i].ready;
+		}
+	if (!open || ready < open)
+		return;
+	for (int i = 0; i < n; i++)
+		if (all[i].l && !all[i].sent)
+			send_now(&all[i]);
+}
 
 static void finish(struct call *c)
 {
@@ -28,6 +54,8 @@ static void finish(struct call *c)
 		c->l = NULL;
 		if (--*c->open == 0)
 			core_ev_stop(c->ev);
+		else if (c->q->together) /* the others may have waited for this one */
+			send_together(c->all, c->nall);
 	}
 }
 
@@ -35,10 +63,13 @@ static void on_ready(boot_link_t *l, void *arg)
 {
 	struct call *c = arg;
 
-	c->t_sent = core_now_ns() / 1000;
-	c->r->conn_us = c->t_sent - c->t0_us;
-	if (boot_link_send(l, c->q->type, c->q->payload, c->q->plen, NULL, 0) == 0)
-		c->sent = 1;
+	(void)l;
+	c->ready = 1;
+	c->r->conn_us = core_now_ns() / 1000 - c->t0_us;
+	if (c->q->together)
+		send_together(c->all, c->nall);
+	else
+		send_now(c);
 }
 
 static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
@@ -115,7 +146,9 @@ int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
 		                   .open = &open,
 		                   .ev = ev,
 		                   .t0 = core_now_ms(),
-		                   .t0_us = core_now_ns() / 1000};
+		                   .t0_us = core_now_ns() / 1000,
+		                   .all = calls,
+		                   .nall = u->nnodes};
 		snprintf(peer, sizeof peer, "%s:%d", n->addr, n->port);
 		int fd = boot_tcp_connect(n->addr, n->port, err, sizeof err);
 		if (fd < 0) {

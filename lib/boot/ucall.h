@@ -24,6 +24,9 @@ struct boot_ucall_req {
 	size_t plen;
 	const char *only; /* u->nnodes flags: ask node i only when only[i]; NULL = every node */
 	int timeout_ms;
+	/* Send to no node before every node's link is up, then to all at once: a signal or clean
+	 * reaches every node before one node's effect (a job aborting) can reach the others. */
+	int together;
 };
 
 /* For every node of u: send frame `type` (empty payload) and wait for a frame of reply_type
