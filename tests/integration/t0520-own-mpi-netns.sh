@@ -90,6 +90,6 @@ is $? 0 "halt"
 # shellcheck disable=SC2086 # a list of pids
 wait_gone 10 $agents
 ok $? "every agent gone"
-is "$(ls /dev/shm | grep '^lkmpi-' | sort | comm -13 <(echo "$lkmpi_before") - | tr '\n' ' ')" "" \
+is "$(lkmpi_leaked "$lkmpi_before")" "" \
 	"no lkmpi shared-memory segment left"
 done_testing
