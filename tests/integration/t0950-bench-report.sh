@@ -1,0 +1,68 @@
+#!/bin/bash
+# t0950: bench/report --reuse on saved bench outputs (tests/fixtures/bench-report: the stdout and
+# run facts of a real `bench/report --quick` run): the targets table has a row per target of
+# issue 16, each verdict agrees with its ratio and want, the plots are drawn, and a second run on
+# a copy where lamkit got slower flags the regression (> 15 %) and the missed target.
+# timeout: 60
+. "$(dirname "$0")/../lib/common.sh"
+command -v gnuplot >/dev/null 2>&1 || skip_all "gnuplot not installed (packaging/setup-deps installs gnuplot-nox)"
+R=$LAMKIT_TOP/bench/report
+F=$LAMKIT_TOP/tests/fixtures/bench-report
+
+report() { # report FIXTURE-DIR [PLOTS]: the report into $T/doc, its stdout+stderr in $T/log
+	BENCH_REPORT_DIR=$1 BENCH_OUT=$T/bench BENCH_REPORT_PLOTS=${2:-1} "$R" --reuse --out "$T/doc/PERFORMANCE.md" >"$T/log" 2>&1
+}
+mkdir -p "$T/doc"
+report "$F"; ok $? "bench/report --reuse exits 0"
+P=$T/doc/PERFORMANCE.md
+[ -s "$P" ]; ok $? "it writes the page"
+targets=$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t && /^\| [0-9]/' "$P")
+is "$(printf '%s\n' "$targets" | wc -l)" 15 "15 target rows (items 1-7 of issue 16)"
+for i in 1 2 3 4 5 6 7; do
+	like "$targets" "^\| $i \| " "item $i has a row"
+done
+# each row: | item | target | lamkit | peer | ratio | want | verdict |
+bad=$(printf '%s\n' "$targets" | awk -F ' *\\| *' '{
+	r = $6; w = $7; v = $8
+	if (r == "n/a") { if (v !~ /^n\/a: ./) print "n/a ratio without a reason: " $0; next }
+	x = w; sub(/^[^0-9]*/, "", x); x += 0; up = (w ~ /^≥/)
+	want = (up ? r + 0 >= x : r + 0 <= x) ? "met" : "**MISSED**"
+	if (v != want) print "verdict " v " but want " want ": " $0
+	if ($3 !~ /^stdio/) { q = sprintf("%.2f", $4 / $5); if (q != r) print "ratio " r " is not " $4 "/" $5 ": " $0 }
+	else { q = sprintf("%.2f", $5 / $4); if (q != r) print "throughput ratio " r " is not " $5 "/" $4 ": " $0 } }')
+is "$bad" "" "every verdict agrees with its ratio, every ratio with its figures, every n/a has a reason"
+like "$targets" "^\| 1 \| tcp loopback: bandwidth 1-4 MiB, MB/s \(worst: [0-9]+ MiB\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
+	"tcp loopback bandwidth row measured"
+like "$targets" "^\| 5 \| shm ping-pong latency 0-64 B, µs \(worst: [0-9]+ B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 0.8 \| (met|\*\*MISSED\*\*) \|$" \
+	"shared-memory latency row measured"
+like "$targets" "^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.1 \| " \
+	"launch -n 16 row measured"
+like "$targets" "^\| 3 \| .*\| n/a: no bench times collectives across nodes" "collectives across nodes: n/a with the reason"
+like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
+for png in latency bandwidth launch collectives; do
+	[ -s "$T/doc/perf/$png.png" ] && [ "$(head -c 4 "$T/doc/perf/$png.png" | tail -c 3)" = PNG ]
+	ok $? "plot $png.png drawn and linked" && like "$(cat "$P")" "\]\(perf/$png.png\)" "page links $png.png"
+done
+like "$(cat "$P")" "\| pingpong \| [0-9-]+ [0-9:]+ \| [0-9]+ s \| 0 \| [0-9.]+ [0-9.]+ [0-9.]+ \| [0-9.]+ " "the runs table gives the load before and after"
+grep -q $'^target: launch -n 16 /bin/true: CPU time vs bare spawn, ms\t[0-9.]*\tlower$' "$T/doc/perf/figures.tsv"
+ok $? "figures.tsv keeps the target ratios with their direction"
+
+# the same outputs again: compared, nothing regressed
+report "$F" 0; ok $? "second report (no plots: they were checked) exits 0"
+like "$(cat "$P")" "None: no figure of the [0-9]+ compared is more than 15 % worse" "same figures: no regression"
+
+# a copy in which lamkit's CPU time at N=16 doubled and its 1 MiB shared-memory bandwidth halved
+mkdir -p "$T/slower"
+cp "$F"/* "$T/slower/"
+awk '$1 == 16 && NF == 6 { $3 = sprintf("%.1f", $3 * 2); $5 = sprintf("%.2f", $5 * 2) } 1' "$F/launch-cpu.txt" >"$T/slower/launch-cpu.txt"
+awk '$1 == "bw_MBps:size" { t = 1; for (i = 1; i <= NF; i++) if ($i == "lamkit@lamkit") c = i }
+	t && $1 == 1048576 { $c = sprintf("%.1f", $c / 2) } NF == 0 { t = 0 } 1' "$F/pingpong.txt" >"$T/slower/pingpong.txt"
+report "$T/slower" 0; ok $? "report on the slower copy exits 0"
+reg=$(awk '/^## Regressions/ { t = 1; next } t && /^## / { exit } t' "$P")
+like "$reg" "^\| launch-cpu: lamkit -n 16 \(ms CPU\) \| [0-9.]+ \| [0-9.]+ \| \+100 % \| \*\*REGRESSED\*\* \|$" "doubled CPU time flagged"
+like "$reg" "^\| pingpong: lamkit bandwidth 1 MiB \(MB/s\) \| [0-9.]+ \| [0-9.]+ \| -50 % \| \*\*REGRESSED\*\* \|$" "halved bandwidth flagged"
+like "$reg" "^\| target: launch -n 16 /bin/true: CPU time vs bare spawn, ms \|" "the target's ratio flagged too"
+unlike "$reg" "launch-cpu: lamkit -n 64" "an unchanged figure is not flagged"
+like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
+	"^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| .*\| \*\*MISSED\*\* \|$" "doubled CPU time misses the launch target"
+done_testing
