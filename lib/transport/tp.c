@@ -345,6 +345,8 @@ int tp_poll(tp_t *tp)
 			return -1;
 		n += k;
 	}
+	if (!tp->mp) /* no multipath peer: spare every poll two calls into tp_mp.c */
+		return n;
 	if (tp_mp_release_due(tp))
 		tp_mp_release(tp);
 	if (tp_mp_poll_due(tp) && tp_mp_poll(tp) < 0)
@@ -418,7 +420,7 @@ const char *tp_path_name(const tp_t *tp, int peer)
 int tp_queued(const tp_t *tp)
 {
 	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) +
-	       (tp->udp ? tp_udp_busy(tp->udp) : 0) + tp_mp_queued(tp);
+	       (tp->udp ? tp_udp_busy(tp->udp) : 0) + (tp->mp ? tp_mp_queued(tp) : 0);
 }
 
 const char *tp_error(const tp_t *tp)

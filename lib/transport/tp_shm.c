@@ -233,9 +233,11 @@ struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
 		if (tp->local_ranks[i] == tp->cfg.rank)
 			s->me = i;
 	layout(s, tp->cfg.nlocal, pick_ring_bytes(tp->cfg.nlocal));
-	/* The pipelined copy measured about twice as fast here, but needs both ranks running at
-	 * once: with more ranks than CPUs the receiver pulls by itself (CMA). */
-	s->cma = large && *large ? strcmp(large, "cma") == 0 : tp->yield;
+	/* Large messages: the receiver reads them itself (CMA) unless LAMKIT_SHM_LARGE=copy asks
+	 * for the pipelined copy through the ring (doc/PROTOCOL-mpi-wire.md, section 4, has the
+	 * figures behind this default). Where the kernel refuses the read, the first refusal turns
+	 * it off (tp_shm_get). */
+	s->cma = large && *large ? strcmp(large, "cma") == 0 : 1;
 	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 16384 ? s->rbytes / 16 : 16384, 64,
 	                    s->rbytes / 4);
 	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
@@ -551,6 +553,10 @@ int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
+			if (n < 0 && (errno == EPERM || errno == ENOSYS)) {
+				s->cma = 0; /* not allowed here: the pipelined copy from now on */
+				return -1;
+			}
 			if (n == 0)
 				errno = EFAULT;
 			return -1;

@@ -136,6 +136,8 @@ static int child(int ready_fd, int go_fd, int count)
 	return st.bad ? 12 : 0;
 }
 
+static int expect_get = -1; /* what tp_can_get(peer) must say, -1: not checked */
+
 static void run(const char *what, int count)
 {
 	int ready[2], go[2], status = -1;
@@ -156,6 +158,8 @@ static void run(const char *what, int count)
 	ok(read(ready[0], &c, 1) == 1, "%s: child published", what);
 	ok(write(go[1], "g", 1) == 1, "%s: fence", what);
 	ok(tp && tp_connect(tp, err, sizeof(err)) == 0, "%s: connect %s", what, err);
+	if (tp && expect_get >= 0)
+		is_int(tp_can_get(tp, 1), expect_get, "%s: single-copy get offered", what);
 	while (tp && st.got < count)
 		if (tp_poll(tp) < 0)
 			break;
@@ -216,13 +220,18 @@ int main(void)
 		return 1;
 	self_and_get();
 	setenv("LAMKIT_SHM_RING", "65536", 1); /* small rings: wrap-around and queueing */
+	setenv("LAMKIT_SHM_LARGE", "copy", 1); /* the pipelined way for large messages */
+	expect_get = 0;
 	run("shm", 2000);
 	full_frags = 1;
+	unsetenv("LAMKIT_SHM_LARGE"); /* the default: the receiver reads large messages */
+	expect_get = 1;
 	run("shm-laps", 400);
 	full_frags = 0;
 	setenv("LAMKIT_SHM_LARGE", "cma", 1);
 	run("shm-cma", 300);
 	setenv("LAMKIT_TP", "tcp", 1);
+	expect_get = 0;
 	run("tcp", 500);
 	{
 		/* a new segment is ours when its maker (the pid its name ends with) is us or gone:
