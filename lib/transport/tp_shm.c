@@ -73,6 +73,8 @@ struct tp_shm {
 	int *peers, npeers;
 	int next; /* peer index polled first */
 	int cma;
+	/* LAMKIT_SHM_LARGE=cma-refused (for tests): every read fails, as under Yama */
+	int refused;
 	size_t eager, frag;
 	int nqueued;
 	int32_t *pids;
@@ -237,7 +239,8 @@ struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
 	 * for the pipelined copy through the ring (doc/PROTOCOL-mpi-wire.md, section 4, has the
 	 * figures behind this default). Where the kernel refuses the read, the first refusal turns
 	 * it off (tp_shm_get). */
-	s->cma = large && *large ? strcmp(large, "cma") == 0 : 1;
+	s->refused = large && strcmp(large, "cma-refused") == 0;
+	s->cma = large && *large ? strcmp(large, "cma") == 0 || s->refused : 1;
 	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 16384 ? s->rbytes / 16 : 16384, 64,
 	                    s->rbytes / 4);
 	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
@@ -548,7 +551,8 @@ int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
 	while (len) {
 		struct iovec l = {dst, len};
 		struct iovec r = {(void *)(uintptr_t)raddr, len};
-		ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		ssize_t n =
+		    s->refused ? (errno = EPERM, -1) : process_vm_readv(pid, &l, 1, &r, 1, 0);
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)

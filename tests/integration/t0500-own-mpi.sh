@@ -22,6 +22,12 @@ done
 like "$(lkx -n 4 "$D/ring" 3)" "ring: OK laps=3 size=4" "ring -n 4"
 like "$(lkx -n 3 "$D/collectives" 256)" "collectives: OK size=3" "collectives -n 3"
 like "$(LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "large: OK" "large messages 0 B .. 8 MiB"
+# where the kernel refuses the receiver's read (Yama ptrace_scope 1), the message goes by CTS and
+# the pipelined copy: cma-refused makes every read fail with EPERM, as there
+like "$(LAMKIT_SHM_LARGE=cma-refused LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "large: OK" \
+	"large messages 0 B .. 8 MiB when the kernel refuses CMA reads"
+like "$(LAMKIT_SHM_LARGE=cma-refused lkx -n 3 "$D/lk_p2p" 2>&1)" "lk_p2p: OK size=3" \
+	"lk_p2p -n 3 when the kernel refuses CMA reads"
 is "$(lkx -n 4 "$D/hello" | grep -c 'of 4 on')" 4 "hello -n 4"
 like "$(lkx -n 3 "$D/lk_misc" 2>&1)" "MPI_COMM_SELF attributes deleted at finalize" \
 	"lk_misc: MPI_COMM_SELF attribute callbacks run in MPI_Finalize"
