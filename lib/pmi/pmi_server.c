@@ -823,24 +823,25 @@ void pmi_server_destroy(pmi_server_t *s)
 	errno = saved;
 }
 
-int pmi_server_preput(pmi_server_t *s, const char *key, const char *val)
+/* Store key=val in kvs for the owner; keys with one of the bad characters are refused. */
+static int owner_set(pmi_kvs_t *kvs, const char *key, const char *val, const char *bad)
 {
-	if (!s || !key || !val || !*key || strlen(key) > PMI_KEYLEN_MAX ||
-	    strlen(val) > PMI_VALLEN_MAX || strpbrk(key, " \n")) {
+	if (!kvs || !key || !val || !*key || strlen(key) > PMI_KEYLEN_MAX ||
+	    strlen(val) > PMI_VALLEN_MAX || strpbrk(key, bad)) {
 		errno = EINVAL;
 		return -1;
 	}
-	return pmi_kvs_set(s->kvs, key, strlen(key), val, strlen(val));
+	return pmi_kvs_set(kvs, key, strlen(key), val, strlen(val));
+}
+
+int pmi_server_preput(pmi_server_t *s, const char *key, const char *val)
+{
+	return owner_set(s ? s->kvs : NULL, key, val, " \n");
 }
 
 int pmi_server_nodeattr(pmi_server_t *s, const char *key, const char *val)
 {
-	if (!s || !key || !val || !*key || strlen(key) > PMI_KEYLEN_MAX ||
-	    strlen(val) > PMI_VALLEN_MAX || strpbrk(key, " \n;=")) {
-		errno = EINVAL;
-		return -1;
-	}
-	return pmi_kvs_set(s->nodeattr, key, strlen(key), val, strlen(val));
+	return owner_set(s ? s->nodeattr : NULL, key, val, " \n;=");
 }
 
 int pmi_server_fence_done(pmi_server_t *s, const char *entries, size_t len)
