@@ -8,15 +8,12 @@
 #include "session.h"
 #include "spawn.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -604,28 +601,6 @@ static int agent_setup(boot_agent_t *ag, const char *name)
 	return 0;
 }
 
-/* The node segments this agent made carry its pid (/lkmpi-a<job>-<pid>, job_res.c); each is
- * removed when its job ends. Whatever a job's end did not reach goes when the agent does. */
-static void remove_own_segments(void)
-{
-	DIR *d = opendir("/dev/shm");
-	struct dirent *de;
-	char suffix[32], name[NAME_MAX + 2];
-	size_t sl = (size_t)snprintf(suffix, sizeof suffix, "-%ld", (long)getpid());
-
-	while (d && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		if (strncmp(de->d_name, "lkmpi-a", 7) != 0 || n <= sl ||
-		    strcmp(de->d_name + n - sl, suffix) != 0)
-			continue;
-		snprintf(name, sizeof name, "/%s", de->d_name);
-		if (shm_unlink(name) == 0)
-			core_log(CORE_LOG_DEBUG, "agent: removed segment %s at exit", name);
-	}
-	if (d)
-		closedir(d);
-}
-
 static void agent_teardown(boot_agent_t *ag)
 {
 	for (int i = 0; i < ag->nctls; i++)
@@ -650,7 +625,6 @@ static void agent_teardown(boot_agent_t *ag)
 	}
 	free(ag->names);
 	remove_agent_record(ag);
-	remove_own_segments();
 	char log[sizeof ag->root + 8];
 	snprintf(log, sizeof log, "%s/log", ag->root);
 	unlink(log);
