@@ -31,6 +31,13 @@ static void send_now(struct call *c)
 		c->sent = 1;
 }
 
+static void send_ready(struct call *all, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (all[i].l && all[i].ready && !all[i].sent)
+			send_now(&all[i]);
+}
+
 static void send_together(struct call *all, int n)
 {
 	int open = 0, ready = 0;
@@ -40,11 +47,23 @@ static void send_together(struct call *all, int n)
 			open++;
 			ready += all[i].ready;
 		}
-	if (!open || ready < open)
-		return;
-	for (int i = 0; i < n; i++)
-		if (all[i].l && !all[i].sent)
-			send_now(&all[i]);
+	if (open && ready == open)
+		send_ready(all, n);
+}
+
+struct grace {
+	struct call *all;
+	int n;
+};
+
+/* Half the time gone and a link still not up (an agent that accepts but never answers): the
+ * nodes that are up get the request now, rather than none at all. */
+static void on_grace(core_ev_t *ev, void *arg)
+{
+	const struct grace *g = arg;
+
+	(void)ev;
+	send_ready(g->all, g->n);
 }
 
 static void finish(struct call *c)
@@ -164,9 +183,13 @@ int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
 		open++;
 	}
 	if (open) {
+		struct grace g = {calls, u->nnodes};
+		int64_t tg = q->together ? core_ev_timer(ev, timeout_ms / 2, on_grace, &g) : 0;
 		int64_t t = core_ev_timer(ev, timeout_ms, on_timeout, NULL);
 		core_ev_run(ev);
 		core_ev_timer_cancel(ev, t);
+		if (tg > 0)
+			core_ev_timer_cancel(ev, tg);
 	}
 	for (int i = 0; calls && i < u->nnodes; i++) {
 		if (calls[i].l) {

@@ -92,6 +92,15 @@ is "$rc" 143 "job B's mpiexec exits 128+15"
 like "$(cat "$T/b.out")" "killed by signal 15" "and says why"
 out=$(lk ps 2>&1)
 is "$(printf '%s\n' "$out" | sed 1d | awk '{print $1}' | sort -u | tr -d '\n')" "$A" "job A runs on"
+# an agent that accepts but never answers (stopped): kill waits for every link only so long,
+# then signals the nodes that are up (CONT: harmless to sleep) and names the one that is not
+s4=$(awk '$1 == "node" && $3 == "n4" { print $8 }' "$U")
+kill -STOP "$s4"
+out=$(lk kill "$A" CONT 2>&1); rc=$?
+kill -CONT "$s4"
+is "$rc" 1 "kill with n4's agent stopped exits 1"
+like "$out" "signal 18 sent to 6 rank\(s\) of job $A on 3 node\(s\)" "and signals the 6 ranks on the 3 nodes up"
+like "$out" "lamkit kill: n4: .*handshake not finished after 5000 ms" "naming n4, which did not answer"
 out=$(lk kill 12345 2>&1); rc=$?
 is "$rc" 1 "kill of an unknown job fails"
 like "$out" "no running rank of job 12345" "and says so"
