@@ -128,6 +128,10 @@ typedef struct {
 
 int PMI_Topo_type(int *type);
 int PMI_Topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels);
+/* lamkit extension: the node of every rank of the job, node[0..size) (size = the job's size),
+ * numbered as the launcher's PMI_process_mapping numbers them. PMI_FAIL when the launcher gives
+ * no mapping (a singleton, or a launcher without it): the caller then knows only its clique. */
+int PMI_Topo_node_map(int node[], int size);
 
 /* Extra KVS spaces are not served (one KVS per job): both return PMI_FAIL. */
 int PMI_KVS_Create(char kvsname[], int length);

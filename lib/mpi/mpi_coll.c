@@ -105,6 +105,10 @@ void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d)
 int mpii_barrier(struct mpii_comm *c)
 {
 	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+	struct mpii_hier *h = mpii_hier_of(c);
+
+	if (h)
+		return mpii_hier_barrier(h);
 
 	for (int k = 1; k < c->size; k <<= 1) {
 		int rc = mpii_sendrecv(NULL, 0, b, (c->rank + k) % c->size, NULL, 0, b,
@@ -179,6 +183,9 @@ int mpii_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii
 
 	if (c->size == 1 || !bytes)
 		return MPI_SUCCESS;
+	struct mpii_hier *h = mpii_hier_of(c);
+	if (h)
+		return mpii_hier_bcast(h, buf, count, d, root);
 	if (d->contig && bytes >= BCAST_SPLIT_MIN && c->size > 2 && bytes >= (size_t)c->size)
 		return bcast_split(mpii_at(buf, d->true_lb), bytes, root, c);
 	return bcast_binomial(buf, count, d, root, c);
@@ -282,6 +289,10 @@ int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d
 	char *tmp;
 	void *mem;
 	int rc, n = c->size;
+	struct mpii_hier *h = count > 0 && mpii_op_commutative(op) ? mpii_hier_of(c) : NULL;
+
+	if (h)
+		return mpii_hier_allreduce(h, sbuf, rbuf, count, d, op);
 
 	int rab = d->size * (size_t)count >= RABENSEIFNER_MIN && (n & (n - 1)) == 0 && count >= n &&
 	          mpii_op_commutative(op);
@@ -302,7 +313,7 @@ int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d
 }
 
 /* Reduce to root: binomial tree for commutative ops, ordered chain at rank 0 otherwise. */
-static int reduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
                   int root, struct mpii_comm *c)
 {
 	int n = c->size, comm_op = mpii_op_commutative(op), eff = comm_op ? root : 0;
@@ -398,7 +409,11 @@ int PMPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_
 		return mpii_err(c, MPI_ERR_OP, "MPI_Reduce");
 	if (count == 0)
 		return MPI_SUCCESS;
-	return mpii_err(c, reduce(sbuf, rbuf, count, d, op, root, c), "MPI_Reduce");
+	struct mpii_hier *h = count > 0 && mpii_op_commutative(op) ? mpii_hier_of(c) : NULL;
+	if (h)
+		return mpii_err(c, mpii_hier_reduce(h, sbuf, rbuf, count, d, op, root, c),
+		                "MPI_Reduce");
+	return mpii_err(c, mpii_reduce_flat(sbuf, rbuf, count, d, op, root, c), "MPI_Reduce");
 }
 
 MPII_ALIAS(Allreduce)

@@ -104,6 +104,8 @@ struct mpii_comm {
 	int nnodes, *index, *edges; /* graph: MPI_Graph_create's arguments */
 	struct mpii_comm *uni;      /* intercomm: both groups as one intracomm on ctx + 1 (lazy) */
 	unsigned nbc_seq;           /* nonblocking collectives started: picks each one's tag */
+	struct mpii_hier *hier;     /* node-aware collectives (mpi_hier.c), built on first use */
+	int hier_state;             /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
 };
 
 struct mpii_comm *mpii_comm(MPI_Comm h);
@@ -397,6 +399,27 @@ int mpii_inter_merge(struct mpii_comm *ic, int high, MPI_Comm *out);
 int mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out);
 int mpii_inter_create(struct mpii_comm *ic, struct mpii_group *g, MPI_Comm *out);
 
+/* ---- node-aware collectives (mpi_hier.c) ----
+ * On an intracommunicator whose ranks span several nodes with more than one rank on some node,
+ * the blocking barrier, bcast, reduce and allreduce (commutative ops) work in three steps: inside
+ * each node over shared memory, between one leader per node (its lowest rank), inside each node
+ * again. Only the leaders' step crosses the network. LAMKIT_COLL_HIER=0 keeps the flat
+ * algorithms everywhere (every rank of a job must see the same value). */
+struct mpii_hier;
+/* c's node structure, or NULL when the flat algorithms apply. Local computation only: every
+ * rank of c reaches the same answer from the job's node map. */
+struct mpii_hier *mpii_hier_of(struct mpii_comm *c);
+void mpii_hier_free(struct mpii_hier *h);
+int mpii_hier_barrier(struct mpii_hier *h);
+int mpii_hier_bcast(struct mpii_hier *h, void *buf, int count, struct mpii_dtype *d, int root);
+int mpii_hier_reduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int count,
+                     struct mpii_dtype *d, MPI_Op op, int root, struct mpii_comm *c);
+int mpii_hier_allreduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int count,
+                        struct mpii_dtype *d, MPI_Op op);
+/* The flat reduce to root (mpi_coll.c), for the node and leader steps. */
+int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                     int root, struct mpii_comm *c);
+
 /* ---- global state ---- */
 struct mpii_unexp;
 
@@ -406,6 +429,8 @@ struct mpii_state {
 	int node;   /* lowest job rank on this node (MPI_COMM_TYPE_SHARED) */
 	int socket; /* lowest job rank bound to my socket / core; -1 when not bound */
 	int core;
+	int *wnode;  /* node number of each job rank (PMI_process_mapping), or NULL */
+	int nwnode;  /* node numbers are below this */
 	tp_t *tp;
 	int yield;
 	struct mpii_tab comms, groups, dtypes, ops, errhs;

@@ -99,3 +99,17 @@ int PMI_Topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels
 	}
 	return PMI_SUCCESS;
 }
+
+int PMI_Topo_node_map(int node[], int size)
+{
+	char val[PMIC_LINE];
+
+	if (pmic.mode == PMIC_NONE)
+		return PMI_ERR_INIT;
+	if (!node || size != pmic.size)
+		return PMI_ERR_INVALID_ARG;
+	if (pmic.mode != PMIC_WIRE || pmic_jobattr("PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS ||
+	    pmi_topo_mapping(val, node, size) < 0)
+		return PMI_FAIL;
+	return PMI_SUCCESS;
+}

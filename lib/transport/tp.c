@@ -235,6 +235,24 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* LAMKIT_TP_STATS=1: one line per rank of what went to each path, so that a test can count
+ * the messages a collective sends between nodes (tcp, udp) and inside one (shm). */
+static void print_sent(const tp_t *tp)
+{
+	static const char *const name[] = {"self", "shm", "tcp", "udp", "multi"};
+	const char *e = getenv("LAMKIT_TP_STATS");
+	char line[256];
+	int n;
+
+	if (!e || !*e || strcmp(e, "0") == 0)
+		return;
+	n = snprintf(line, sizeof(line), "lamkit tp: rank %d sent", tp->cfg.rank);
+	for (int k = 0; k < 5 && n > 0 && (size_t)n < sizeof(line); k++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu frags %llu bytes%s",
+		              name[k], tp->sent_frags[k], tp->sent_bytes[k], k < 4 ? ";" : "");
+	fprintf(stderr, "%s\n", line);
+}
+
 void tp_destroy(tp_t *tp, int timeout_ms)
 {
 	int e = errno;
@@ -243,6 +261,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 
 	if (!tp)
 		return;
+	print_sent(tp);
 	while (tp_queued(tp) && now_ms() < end) {
 		if (tp_poll(tp) < 0)
 			break;
@@ -287,6 +306,8 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 		errno = peer < 0 || peer >= tp->cfg.size ? EINVAL : EMSGSIZE;
 		return -1;
 	}
+	tp->sent_frags[tp->kind[peer]]++;
+	tp->sent_bytes[tp->kind[peer]] += len;
 	switch (tp->kind[peer]) {
 	case TP_SHM:
 		return tp_shm_send(tp->shm, tp->slot[peer], hdr, hlen, data, len, cookie);

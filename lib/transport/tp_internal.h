@@ -50,6 +50,8 @@ struct tp {
 	struct tp_mp *mp; /* peers of kind TP_MULTI: scheduling and ordering across paths */
 	int yield;
 	unsigned polls;
+	/* fragments and payload bytes handed to each path (enum tp_kind), for LAMKIT_TP_STATS */
+	unsigned long long sent_frags[5], sent_bytes[5];
 	char err[512]; /* last failure of a path, one line (tp_error) */
 };
 
