@@ -314,7 +314,7 @@ int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d
 
 /* Reduce to root: binomial tree for commutative ops, ordered chain at rank 0 otherwise. */
 int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
-                  int root, struct mpii_comm *c)
+                     int root, struct mpii_comm *c)
 {
 	int n = c->size, comm_op = mpii_op_commutative(op), eff = comm_op ? root : 0;
 	int vr = (c->rank - eff + n) % n, rc = MPI_SUCCESS;

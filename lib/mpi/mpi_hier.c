@@ -20,11 +20,12 @@
 #define CTX_LEADERS 0x20000u
 
 struct mpii_hier {
-	struct mpii_comm *c;       /* the communicator this belongs to */
-	struct mpii_comm *local;   /* ranks of c on my node; local rank 0 is the node's leader */
-	struct mpii_comm *leaders; /* one rank of c per node, node i as rank i; NULL unless I lead */
-	int *node;                 /* per rank of c: its node, numbered 0.. by lowest rank */
-	int *lrank;                /* per rank of c: its rank inside its node's part */
+	struct mpii_comm *c;     /* the communicator this belongs to */
+	struct mpii_comm *local; /* ranks of c on my node; local rank 0 is the node's leader */
+	struct mpii_comm
+	    *leaders; /* one rank of c per node, node i as rank i; NULL unless I lead */
+	int *node;    /* per rank of c: its node, numbered 0.. by lowest rank */
+	int *lrank;   /* per rank of c: its rank inside its node's part */
 };
 
 static int enabled(void)
@@ -147,7 +148,8 @@ struct mpii_hier *mpii_hier_of(struct mpii_comm *c)
 			/* every rank decides alike from the same map; running out of memory on
 			 * one rank alone would leave it flat while the others are not (a hang) */
 			if (rc < 0) {
-				fprintf(stderr, "lamkit MPI: out of memory in a collective of rank %d\n",
+				fprintf(stderr,
+				        "lamkit MPI: out of memory in a collective of rank %d\n",
 				        mpii.rank);
 				PMI_Abort(1, "out of memory");
 			}
@@ -219,8 +221,8 @@ int mpii_hier_reduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int coun
 int mpii_hier_allreduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int count,
                         struct mpii_dtype *d, MPI_Op op)
 {
-	int rc = mpii_reduce_flat(sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, 0,
-	                          h->local);
+	int rc =
+	    mpii_reduce_flat(sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, 0, h->local);
 
 	if (rc == MPI_SUCCESS && h->leaders)
 		rc = mpii_allreduce(MPI_IN_PLACE, rbuf, count, d, op, h->leaders);

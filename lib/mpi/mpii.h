@@ -429,8 +429,8 @@ struct mpii_state {
 	int node;   /* lowest job rank on this node (MPI_COMM_TYPE_SHARED) */
 	int socket; /* lowest job rank bound to my socket / core; -1 when not bound */
 	int core;
-	int *wnode;  /* node number of each job rank (PMI_process_mapping), or NULL */
-	int nwnode;  /* node numbers are below this */
+	int *wnode; /* node number of each job rank (PMI_process_mapping), or NULL */
+	int nwnode; /* node numbers are below this */
 	tp_t *tp;
 	int yield;
 	struct mpii_tab comms, groups, dtypes, ops, errhs;

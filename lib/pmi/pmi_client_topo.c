@@ -108,7 +108,8 @@ int PMI_Topo_node_map(int node[], int size)
 		return PMI_ERR_INIT;
 	if (!node || size != pmic.size)
 		return PMI_ERR_INVALID_ARG;
-	if (pmic.mode != PMIC_WIRE || pmic_jobattr("PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS ||
+	if (pmic.mode != PMIC_WIRE ||
+	    pmic_jobattr("PMI_process_mapping", val, sizeof(val)) != PMI_SUCCESS ||
 	    pmi_topo_mapping(val, node, size) < 0)
 		return PMI_FAIL;
 	return PMI_SUCCESS;

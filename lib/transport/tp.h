@@ -75,7 +75,8 @@ int tp_connect(tp_t *tp, char *err, size_t errlen);
  * ran out (a peer gone). Call tp_destroy next; no tp_send/tp_poll in between. */
 int tp_flush(tp_t *tp, int timeout_ms);
 
-/* Flush queued fragments (bounded wait, `timeout_ms`), close every path and free. Accepts NULL. */
+/* Flush queued fragments (bounded wait, `timeout_ms`), close every path and free. Accepts NULL.
+ * With LAMKIT_TP_STATS=1 it first prints one line of what was sent on each path. */
 void tp_destroy(tp_t *tp, int timeout_ms);
 
 /* Send one fragment. Returns 0 when the payload was consumed (copied or written; the buffer may

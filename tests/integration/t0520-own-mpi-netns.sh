@@ -47,7 +47,7 @@ lk boot u.lua >/dev/null 2>&1
 is $? 0 "universe of $K nodes booted over ssh"
 agents=$([ -f "$U" ] && awk '$1 == "node" { print $8 }' "$U" | tr '\n' ' ')
 
-for p in lk_p2p lk_coll lk_comm lk_dtype lk_inter lk_cancel; do
+for p in lk_p2p lk_coll lk_comm lk_dtype lk_inter lk_cancel lk_hier; do
 	out=$(LKX_TIMEOUT=60 lkx -n 6 "$D/$p" 2>&1); rc=$?
 	is "$rc" 0 "$p -n 6 across the nodes exits 0"
 	like "$out" "$p: OK size=6" "$p -n 6 checks pass"

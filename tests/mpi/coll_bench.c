@@ -1,5 +1,5 @@
-/* tests/mpi/coll_bench.c: time MPI_Barrier, MPI_Bcast and MPI_Allreduce per call, machine-readable.
- */
+/* tests/mpi/coll_bench.c: time MPI_Barrier, Bcast, Reduce, Allreduce, Allgather and Alltoall per
+ * call, machine-readable. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,15 +7,20 @@
 
 /*
  * argv: [-m minbytes] [-M maxbytes] [-s scale]
- *   sizes for bcast/allreduce: doubling from minbytes (default 8) to maxbytes (default 1048576);
- *   allreduce sums doubles (size/8 of them); scale multiplies iteration counts (default 1.0).
+ *   sizes: doubling from minbytes (default 8) to maxbytes (default 1048576): the buffer of a
+ *   bcast, the vector of doubles (size/8 of them) a reduce (to rank 0) or an allreduce sums,
+ *   the whole result of an allgather and what each rank sends in all of an alltoall (size/ranks
+ *   bytes per rank; rows where that is under one byte are left out); scale multiplies iteration
+ *   counts (default 1.0).
  * Rank 0 prints '#' comment lines, then rows "op bytes us_per_op" where us_per_op is the mean
- * time per call of the slowest rank: one "barrier 0 T" row, then "bcast S T" and
- * "allreduce S T" rows for every size. Exits 0.
+ * time per call of the slowest rank: one "barrier 0 T" row, then "bcast S T", "reduce S T",
+ * "allreduce S T", "allgather S T" and "alltoall S T" rows for every size. Exits 0.
  */
-static int g_rank;
+static int g_rank, g_size;
 
-enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE };
+enum op { OP_BARRIER, OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, OP_ALLTOALL };
+static const char *const op_name[] = {"barrier",   "bcast",     "reduce",
+                                      "allreduce", "allgather", "alltoall"};
 
 static long iters_for(long bytes, double scale)
 {
@@ -30,7 +35,7 @@ static long iters_for(long bytes, double scale)
 static double run(enum op op, long bytes, long warm, long iters, double *sb, double *rb)
 {
 	double t0 = 0;
-	int cnt = (int)(bytes / 8);
+	int cnt = (int)(bytes / 8), blk = (int)(bytes / g_size);
 	for (long i = -warm; i < iters; i++) {
 		if (i == 0) {
 			MPI_Barrier(MPI_COMM_WORLD);
@@ -40,8 +45,14 @@ static double run(enum op op, long bytes, long warm, long iters, double *sb, dou
 			MPI_Barrier(MPI_COMM_WORLD);
 		else if (op == OP_BCAST)
 			MPI_Bcast(sb, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
-		else
+		else if (op == OP_REDUCE)
+			MPI_Reduce(sb, rb, cnt, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+		else if (op == OP_ALLREDUCE)
 			MPI_Allreduce(sb, rb, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		else if (op == OP_ALLGATHER)
+			MPI_Allgather(sb, blk, MPI_BYTE, rb, blk, MPI_BYTE, MPI_COMM_WORLD);
+		else
+			MPI_Alltoall(sb, blk, MPI_BYTE, rb, blk, MPI_BYTE, MPI_COMM_WORLD);
 	}
 	return MPI_Wtime() - t0;
 }
@@ -73,6 +84,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	g_size = nranks;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "-m"))
 			minb = atol(argv[i + 1]);
@@ -100,11 +112,14 @@ int main(int argc, char **argv)
 	if (g_rank == 0)
 		printf("barrier 0 %.3f\n", t);
 	for (long b = minb; b <= maxb; b *= 2) {
-		double tb = timed(OP_BCAST, b, iters_for(b, scale), sb, rb);
-		double ta = timed(OP_ALLREDUCE, b, iters_for(b, scale), sb, rb);
-		if (g_rank == 0) {
-			printf("bcast %ld %.3f\nallreduce %ld %.3f\n", b, tb, b, ta);
-			fflush(stdout);
+		for (int op = OP_BCAST; op <= OP_ALLTOALL; op++) {
+			if ((op == OP_ALLGATHER || op == OP_ALLTOALL) && b < nranks)
+				continue;
+			t = timed((enum op)op, b, iters_for(b, scale), sb, rb);
+			if (g_rank == 0) {
+				printf("%s %ld %.3f\n", op_name[op], b, t);
+				fflush(stdout);
+			}
 		}
 	}
 	free(sb);

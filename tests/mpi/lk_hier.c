@@ -79,8 +79,8 @@ static void check_comm(MPI_Comm c, const char *what, MPI_Op mat, MPI_Datatype m2
 			MPI_Reduce(r == root ? MPI_IN_PLACE : a, r == root ? a : NULL, cnt,
 			           MPI_INT64_T, MPI_MAX, root, c);
 			if (r == root)
-				LK_CHECK(a[cnt - 1] == val(n - 1, cnt - 1), "%s: in-place max to %d",
-				         what, root);
+				LK_CHECK(a[cnt - 1] == val(n - 1, cnt - 1),
+				         "%s: in-place max to %d", what, root);
 		}
 		for (int i = 0; i < cnt; i++)
 			a[i] = val(r, i);
