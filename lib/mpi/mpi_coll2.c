@@ -115,9 +115,9 @@ static int scatterv(const void *sbuf, const int *scounts, const int *displs, int
 }
 
 /* Ring allgather(v): in step s pass on the block received in step s - 1. */
-static int allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
-                      const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
-                      struct mpii_comm *c)
+int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                    const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                    struct mpii_comm *c)
 {
 	int n = c->size, r = c->rank, rc = MPI_SUCCESS;
 
@@ -138,7 +138,11 @@ static int allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void 
 int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
                    struct mpii_dtype *rd, struct mpii_comm *c)
 {
-	return allgatherv(sbuf, scount, sd, rbuf, NULL, NULL, rcount, rd, c);
+	struct mpii_hier *h = rcount > 0 && rd->size > 0 ? mpii_hier_of(c) : NULL;
+
+	if (h)
+		return mpii_hier_allgather(h, sbuf, scount, sd, rbuf, rcount, rd);
+	return mpii_allgatherv(sbuf, scount, sd, rbuf, NULL, NULL, rcount, rd, c);
 }
 
 /* Pairwise exchange; types per peer (alltoallw passes byte displacements). */
@@ -300,8 +304,8 @@ int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf
 	if (rc == MPI_SUCCESS)
 		rc = c->inter ? mpii_inter_allgatherv(sbuf, scount, dt_or_byte(stype), rbuf,
 		                                      rcounts, displs, 0, dt_or_byte(rtype), c)
-		              : allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs,
-		                           0, dt_or_byte(rtype), c);
+		              : mpii_allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, rcounts,
+		                                displs, 0, dt_or_byte(rtype), c);
 	return mpii_err(c, rc, "MPI_Allgatherv");
 }
 

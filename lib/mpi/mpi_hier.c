@@ -1,4 +1,4 @@
-/* lib/mpi/mpi_hier.c: node-aware barrier, bcast, reduce and allreduce (see mpii.h).
+/* lib/mpi/mpi_hier.c: node-aware barrier, bcast, reduce, allreduce and allgather (see mpii.h).
  *
  * A communicator that spans nodes gets two private parts, made without any communication from
  * the job's node map (PMI_process_mapping, read once at MPI_Init): `local`, the ranks of c on
@@ -7,7 +7,8 @@
  * with bit 16 or 17 set, doc/PROTOCOL-mpi-wire.md), so their messages never match c's or each
  * other's, and they run the flat algorithms of mpi_coll.c. Only the leaders' step crosses the
  * network: nodes - 1 messages for a bcast or a reduce, the leaders' own pattern for a barrier
- * or an allreduce, where the flat algorithms would send about as many as there are ranks.
+ * an allreduce or an allgather, where the flat algorithms would send about as many as there are
+ * ranks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +24,10 @@ struct mpii_hier {
 	struct mpii_comm *c;     /* the communicator this belongs to */
 	struct mpii_comm *local; /* ranks of c on my node; local rank 0 is the node's leader */
 	struct mpii_comm
-	    *leaders; /* one rank of c per node, node i as rank i; NULL unless I lead */
-	int *node;    /* per rank of c: its node, numbered 0.. by lowest rank */
-	int *lrank;   /* per rank of c: its rank inside its node's part */
+	    *leaders;       /* one rank of c per node, node i as rank i; NULL unless I lead */
+	int *node;          /* per rank of c: its node, numbered 0.. by lowest rank */
+	int *lrank;         /* per rank of c: its rank inside its node's part */
+	int nnodes, *nsize; /* nodes, and the ranks of c on each */
 };
 
 static int enabled(void)
@@ -68,6 +70,7 @@ void mpii_hier_free(struct mpii_hier *h)
 	mpii_comm_release(h->leaders);
 	free(h->node);
 	free(h->lrank);
+	free(h->nsize);
 	free(h);
 }
 
@@ -114,7 +117,8 @@ static int build(struct mpii_comm *c, struct mpii_hier **out)
 		if (h->node[r] == h->node[c->rank])
 			lw[nl++] = c->grp->world[r];
 	}
-	free(count);
+	h->nsize = count;
+	h->nnodes = nn;
 	h->c = c;
 	if (!(h->local = part(c, CTX_LOCAL, nl, lw))) {
 		lw = NULL;
@@ -228,5 +232,52 @@ int mpii_hier_allreduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int c
 		rc = mpii_allreduce(MPI_IN_PLACE, rbuf, count, d, op, h->leaders);
 	if (rc == MPI_SUCCESS)
 		rc = mpii_bcast(rbuf, count, d, 0, h->local);
+	return rc;
+}
+
+int mpii_hier_allgather(struct mpii_hier *h, const void *sbuf, int scount, struct mpii_dtype *sd,
+                        void *rbuf, int rcount, struct mpii_dtype *rd)
+{
+	struct mpii_comm *c = h->c, *l = h->local;
+	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+	size_t sz = rd->size * (size_t)rcount; /* packed bytes of one rank */
+	int n = c->size, me = c->rank, rc = MPI_SUCCESS;
+	int *off = malloc(sizeof(int) * 2 * (size_t)h->nnodes);
+	char *all = malloc(sz * (size_t)n + 1);
+
+	if (!off || !all) {
+		free(off);
+		free(all);
+		return MPI_ERR_NO_MEM;
+	}
+	/* everything packed, node by node, each node's ranks in order: node i's at off[i] */
+	for (int i = 0, o = 0; i < h->nnodes; i++) {
+		off[i] = o;
+		off[h->nnodes + i] = h->nsize[i] * (int)sz;
+		o += off[h->nnodes + i];
+	}
+	char *mine = all + off[h->node[me]];
+	if (sbuf == MPI_IN_PLACE)
+		mpii_pack(rd, rcount, (char *)rbuf + (MPI_Aint)me * rcount * rd->extent, 0,
+		          mine + (size_t)l->rank * sz, sz);
+	else
+		mpii_pack(sd, scount, sbuf, 0, mine + (size_t)l->rank * sz, sz);
+	if (l->rank != 0) {
+		rc = mpii_send(mine + (size_t)l->rank * sz, (int)sz, b, 0, 4, l, 1, MODE_STD);
+	} else {
+		for (int i = 1; i < l->size && rc == MPI_SUCCESS; i++)
+			rc = mpii_recv(mine + (size_t)i * sz, (int)sz, b, i, 4, l, 1, NULL);
+		if (rc == MPI_SUCCESS)
+			rc = mpii_allgatherv(MPI_IN_PLACE, 0, b, all, off + h->nnodes, off, 0, b,
+			                     h->leaders);
+	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_bcast(all, (int)(sz * (size_t)n), b, 0, l);
+	for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+		if (r != me || sbuf != MPI_IN_PLACE)
+			mpii_unpack(rd, rcount, (char *)rbuf + (MPI_Aint)r * rcount * rd->extent, 0,
+			            all + off[h->node[r]] + (size_t)h->lrank[r] * sz, sz);
+	free(off);
+	free(all);
 	return rc;
 }

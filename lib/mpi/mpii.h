@@ -401,9 +401,9 @@ int mpii_inter_create(struct mpii_comm *ic, struct mpii_group *g, MPI_Comm *out)
 
 /* ---- node-aware collectives (mpi_hier.c) ----
  * On an intracommunicator whose ranks span several nodes with more than one rank on some node,
- * the blocking barrier, bcast, reduce and allreduce (commutative ops) work in three steps: inside
- * each node over shared memory, between one leader per node (its lowest rank), inside each node
- * again. Only the leaders' step crosses the network. LAMKIT_COLL_HIER=0 keeps the flat
+ * the blocking barrier, bcast, reduce and allreduce (commutative ops) and allgather work in three
+ * steps: inside each node over shared memory, between one leader per node (its lowest rank), inside
+ * each node again. Only the leaders' step crosses the network. LAMKIT_COLL_HIER=0 keeps the flat
  * algorithms everywhere (every rank of a job must see the same value). */
 struct mpii_hier;
 /* c's node structure, or NULL when the flat algorithms apply. Local computation only: every
@@ -416,6 +416,12 @@ int mpii_hier_reduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int coun
                      struct mpii_dtype *d, MPI_Op op, int root, struct mpii_comm *c);
 int mpii_hier_allreduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int count,
                         struct mpii_dtype *d, MPI_Op op);
+int mpii_hier_allgather(struct mpii_hier *h, const void *sbuf, int scount, struct mpii_dtype *sd,
+                        void *rbuf, int rcount, struct mpii_dtype *rd);
+/* The flat ring allgather(v) (mpi_coll2.c): rcounts/displs NULL for a plain allgather. */
+int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                    const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                    struct mpii_comm *c);
 /* The flat reduce to root (mpi_coll.c), for the node and leader steps. */
 int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
                      int root, struct mpii_comm *c);

@@ -1,14 +1,14 @@
 #!/bin/bash
 # t0525: node-aware collectives of lamkit's MPI. A universe of two fake nodes on this host (boot
 # module `local`; ranks of different agents talk tcp, ranks of one agent shm) runs tests/mpi/
-# lk_hier (barrier, bcast, reduce, allreduce value by value on communicators spread over the
+# lk_hier (barrier, bcast, reduce, allreduce, allgather value by value on communicators spread over the
 # nodes in several ways, non-commutative ops kept in rank order) with block and round-robin
 # placement and an uneven split, with and without LAMKIT_COLL_HIER=0. Then it counts, from the
 # transport's own counters (LAMKIT_TP_STATS=1), the tcp fragments that 10 calls of each
 # collective send with 2 nodes x 2 ranks placed round-robin (the worst case for flat algorithms):
 # node-aware must reach the minimum of its algorithm (bcast, reduce: nodes - 1 = 1 message per
-# call; barrier, allreduce: one exchange between the 2 leaders = 2), and the flat algorithms send
-# more. The test programs lk_coll and lk_nbc pass on the same placement.
+# call; barrier, allreduce, allgather: one exchange between the 2 leaders = 2), and the flat
+# algorithms send more. The test programs lk_coll and lk_nbc pass on the same placement.
 # timeout: 150
 . "$(dirname "$0")/../lib/common.sh"
 D=$LAMKIT_TOP/out/mpi-lamkit
@@ -42,7 +42,7 @@ tcp_frags() {
 }
 base=$(tcp_frags barrier 0)
 like "$base" '^[0-9]+$' "the transport reports its counters ($base tcp fragments without any call)"
-for want in barrier:2 bcast:1 reduce:1 allreduce:2; do
+for want in barrier:2 bcast:1 reduce:1 allreduce:2 allgather:2; do
 	op=${want%%:*} min=${want#*:}
 	h=$(tcp_frags "$op" 10)
 	f=$(LAMKIT_COLL_HIER=0 tcp_frags "$op" 10)
@@ -53,6 +53,7 @@ done
 b0=$(F=bytes tcp_frags bcast 0)
 is "$(F=bytes tcp_frags bcast 10)" "$((b0 + 80))" "bcast of 8 B, node-aware: 8 payload bytes per call cross the network"
 is "$(F=bytes tcp_frags allreduce 10)" "$((b0 + 160))" "allreduce of 8 B, node-aware: 16 payload bytes per call"
+is "$(F=bytes tcp_frags allgather 10)" "$((b0 + 320))" "allgather of 8 B from each of 4 ranks, node-aware: each node's 16 B cross once"
 
 for p in lk_coll lk_nbc; do
 	out=$(LKX_TIMEOUT=90 lkx -n 4 --map-by node "$D/$p" 2>&1)

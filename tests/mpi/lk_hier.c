@@ -1,12 +1,13 @@
-/* tests/mpi/lk_hier.c: barrier, bcast, reduce and allreduce checked value by value on
+/* tests/mpi/lk_hier.c: barrier, bcast, reduce, allreduce and allgather checked value by value on
  * communicators whose ranks spread over nodes in different ways (world, every other rank, the
  * upper part, a reversed order), from every root, small and rendezvous-sized, in place, with a
  * non-commutative user op (which must keep rank order), so that node-aware algorithms are
  * checked against what MPI says.
  *
  * usage: lk_hier                 the checks; rank 0 prints "lk_hier: OK size=N checks=M"
- *        lk_hier count OP K      only K calls of OP (barrier, bcast, reduce, allreduce) on
- *                                MPI_COMM_WORLD with 8 bytes, root 0: for counting messages
+ *        lk_hier count OP K      only K calls of OP (barrier, bcast, reduce, allreduce,
+ *                                allgather) on MPI_COMM_WORLD with 8 bytes (from each rank),
+ *                                root 0: for counting messages
  */
 #include <stdint.h>
 #include <string.h>
@@ -98,6 +99,48 @@ static void check_comm(MPI_Comm c, const char *what, MPI_Op mat, MPI_Datatype m2
 		free(a);
 		free(b);
 	}
+	/* allgather: ints, a strided vector type on the receive side, in place */
+	for (int cnt = 1; cnt <= 5000; cnt *= 70) {
+		int *sb = malloc(sizeof(int) * (size_t)cnt);
+		int *rb = malloc(sizeof(int) * (size_t)cnt * (size_t)n * 2);
+		int bad = 0;
+		MPI_Datatype every2;
+		if (!sb || !rb)
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		for (int i = 0; i < cnt; i++)
+			sb[i] = (int)val(r, i);
+		MPI_Allgather(sb, cnt, MPI_INT, rb, cnt, MPI_INT, c);
+		for (int q = 0; q < n; q++)
+			for (int i = 0; i < cnt; i++)
+				bad += rb[q * cnt + i] != (int)val(q, i);
+		LK_CHECK(!bad, "%s: allgather of %d: %d wrong", what, cnt, bad);
+		/* received into every other int: a vector type, extent resized to 2*cnt ints */
+		MPI_Datatype v;
+		MPI_Type_vector(cnt, 1, 2, MPI_INT, &v);
+		MPI_Type_create_resized(v, 0, (MPI_Aint)sizeof(int) * 2 * cnt, &every2);
+		MPI_Type_commit(&every2);
+		MPI_Type_free(&v);
+		for (int i = 0; i < 2 * cnt * n; i++)
+			rb[i] = -7;
+		MPI_Allgather(sb, cnt, MPI_INT, rb, 1, every2, c);
+		bad = 0;
+		for (int q = 0; q < n; q++)
+			for (int i = 0; i < cnt; i++)
+				bad += rb[2 * (q * cnt + i)] != (int)val(q, i) ||
+				       rb[2 * (q * cnt + i) + 1] != -7;
+		LK_CHECK(!bad, "%s: allgather of %d into a strided type: %d wrong", what, cnt, bad);
+		MPI_Type_free(&every2);
+		for (int i = 0; i < cnt * n; i++)
+			rb[i] = i / cnt == r ? (int)val(r, i % cnt) : -1;
+		MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, cnt, MPI_INT, c);
+		bad = 0;
+		for (int q = 0; q < n; q++)
+			for (int i = 0; i < cnt; i++)
+				bad += rb[q * cnt + i] != (int)val(q, i);
+		LK_CHECK(!bad, "%s: allgather of %d in place: %d wrong", what, cnt, bad);
+		free(sb);
+		free(rb);
+	}
 	/* non-commutative: the product in rank order, at every rank and at a root (rank 0's
 	 * matrix does not commute with the others') */
 	int m[4] = {1, r + 1, r == 0, 1}, p[4], x[4] = {1, 0, 0, 1};
@@ -117,7 +160,10 @@ static void check_comm(MPI_Comm c, const char *what, MPI_Op mat, MPI_Datatype m2
 
 static int count_only(const char *op, int k)
 {
-	int64_t x = lk_rank, y = 0;
+	int64_t x = lk_rank, y = 0, all[64];
+
+	if (lk_size > 64)
+		return 2;
 
 	for (int i = 0; i < k; i++) {
 		if (!strcmp(op, "barrier"))
@@ -128,6 +174,8 @@ static int count_only(const char *op, int k)
 			MPI_Reduce(&x, &y, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 		else if (!strcmp(op, "allreduce"))
 			MPI_Allreduce(&x, &y, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		else if (!strcmp(op, "allgather"))
+			MPI_Allgather(&x, 1, MPI_INT64_T, all, 1, MPI_INT64_T, MPI_COMM_WORLD);
 		else {
 			if (lk_rank == 0)
 				fprintf(stderr, "lk_hier: unknown op '%s'\n", op);
