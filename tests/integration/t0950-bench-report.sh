@@ -37,7 +37,9 @@ like "$targets" "^\| 5 \| shm ping-pong latency 0-64 B, µs \(worst: [0-9]+ B\) 
 	"shared-memory latency row measured"
 like "$targets" "^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.1 \| " \
 	"launch -n 16 row measured"
-like "$targets" "^\| 3 \| .*\| n/a: no bench times collectives across nodes" "collectives across nodes: n/a with the reason"
+like "$targets" "^\| 3 \| Allreduce, Bcast, Reduce, Allgather, Alltoall, Barrier across 2 nodes, 8 B-1 MiB, µs \(worst: [a-z]+ [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
+	"collectives across two nodes: the worst ratio over every collective and size"
+like "$(cat "$P")" "## Collectives across two nodes, one rank on each" "and a table of them"
 like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
 for png in latency bandwidth launch collectives; do
 	[ -s "$T/doc/perf/$png.png" ] && [ "$(head -c 4 "$T/doc/perf/$png.png" | tail -c 3)" = PNG ]
