@@ -6,7 +6,7 @@
  * their lowest ranks (only the leaders hold it). The parts carry their own context ids (c's id
  * with bit 16 or 17 set, doc/PROTOCOL-mpi-wire.md), so their messages never match c's or each
  * other's, and they run the flat algorithms of mpi_coll.c. Only the leaders' step crosses the
- * network: nodes - 1 messages for a bcast or a reduce, the leaders' own pattern for a barrier
+ * network: nodes - 1 messages for a bcast or a reduce, the leaders' own pattern for a barrier,
  * an allreduce or an allgather, where the flat algorithms would send about as many as there are
  * ranks.
  */

@@ -23,10 +23,16 @@ if [ "$LAMKIT_VARIANT" = musl ]; then
 	done
 fi
 # The same MPICH-built programs under lamkit's launcher (PMI across one agent and three).
+# lk_hier over three agents: Debian's MPICH 4.0.2 sums wrong in MPI_Reduce of 1000 int64 on a
+# communicator split over three nodes unevenly (602 for 604 with ranks 1-4 of 2+2+1, nodes as
+# PMI_process_mapping (vector,(0,2,2),(2,1,1)) says) when its device collectives run on fake nodes
+# of one host; MPIR_CVAR_DEVICE_COLLECTIVES=none (or MPIR_CVAR_NOLOCAL=1) gives the right sum, so
+# the program runs with it here.
 for p in $progs; do
 	out=$(LKX_TIMEOUT=120 lkx -n 4 "$B/$p" 2>&1)
 	like "$out" "$p: OK size=4" "$p -n 4 built with mpicc.mpich passes under lamkit mpiexec"
-	out=$(LKX_TIMEOUT=120 lkx --local-agents 3:2 -n 5 "$B/$p" 2>&1)
+	out=$([ "$p" != lk_hier ] || export MPIR_CVAR_DEVICE_COLLECTIVES=none
+		LKX_TIMEOUT=120 lkx --local-agents 3:2 -n 5 "$B/$p" 2>&1)
 	like "$out" "$p: OK size=5" "$p -n 5 over 3 agents, MPICH-built, passes under lamkit mpiexec"
 done
 done_testing

@@ -40,6 +40,8 @@ like "$targets" "^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| 
 like "$targets" "^\| 3 \| Allreduce, Bcast, Reduce, Allgather, Alltoall, Barrier across 2 nodes, 8 B-1 MiB, µs \(worst: [a-z]+ [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"collectives across two nodes: the worst ratio over every collective and size"
 like "$(cat "$P")" "## Collectives across two nodes, one rank on each" "and a table of them"
+like "$targets" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(worst: [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
+	"windowed streams both ways: measured (bench/streams)"
 like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
 for png in latency bandwidth launch collectives; do
 	[ -s "$T/doc/perf/$png.png" ] && [ "$(head -c 4 "$T/doc/perf/$png.png" | tail -c 3)" = PNG ]

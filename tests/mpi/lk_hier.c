@@ -74,10 +74,14 @@ static void check_comm(MPI_Comm c, const char *what, MPI_Op mat, MPI_Datatype m2
 				LK_CHECK(!bad, "%s: reduce of %d to %d: %d wrong", what, cnt, root,
 				         bad);
 			}
-			/* in place at the root, max */
+			/* in place at the root, max (larger vectors only at root 0: Debian's MPICH
+			 * 4.0.2 crashes on an in-place reduce of 1000 int64 to root 1, so the test
+			 * would not pass with the reference MPI, t0505) */
+			if (cnt > 1 && root != 0)
+				continue;
 			for (int i = 0; i < cnt; i++)
 				a[i] = val(r, i);
-			MPI_Reduce(r == root ? MPI_IN_PLACE : a, r == root ? a : NULL, cnt,
+			MPI_Reduce(r == root ? MPI_IN_PLACE : a, r == root ? a : b, cnt,
 			           MPI_INT64_T, MPI_MAX, root, c);
 			if (r == root)
 				LK_CHECK(a[cnt - 1] == val(n - 1, cnt - 1),
