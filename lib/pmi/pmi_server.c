@@ -24,7 +24,7 @@ void pmi_srv_send(pmi_conn_t *c, const char *line, size_t len)
 }
 
 /* Format one reply line (without '\n') and send it. 0, or -1 if it did not fit. */
-static int reply(pmi_conn_t *c, const char *fmt, ...)
+int pmi_srv_reply(pmi_conn_t *c, const char *fmt, ...)
 {
 	char line[REPLY_MAX];
 	va_list ap;
@@ -70,7 +70,7 @@ static int wrong_kvs(pmi_conn_t *c, const char *line, size_t len, const char *re
 
 	if (!k || (n == strlen(c->s->kvsname) && memcmp(k, c->s->kvsname, n) == 0))
 		return 0;
-	reply(c, "cmd=%s rc=-1 msg=unknown_kvsname", result);
+	pmi_srv_reply(c, "cmd=%s rc=-1 msg=unknown_kvsname", result);
 	return 1;
 }
 
@@ -81,25 +81,25 @@ static int h_init(pmi_conn_t *c, const char *line, size_t len)
 	int ver = 0, sub = 0;
 
 	if (pmi_wire_get_int(line, len, "pmi_version", &ver) < 0 || (ver != 1 && ver != 2)) {
-		reply(c, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1");
+		pmi_srv_reply(c, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1");
 		return pmi_srv_fail(c, "init asks for PMI version %d; PMI-1 and PMI-2 are served",
 		                    ver);
 	}
 	(void)pmi_wire_get_int(line, len, "pmi_subversion", &sub);
 	if (ver == 2) { /* from the next byte on, the conn speaks PMI-2 (fullinit first) */
 		c->v2 = 1;
-		return reply(c, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0");
+		return pmi_srv_reply(c, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0");
 	}
 	c->initialized = 1;
-	return reply(c, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
+	return pmi_srv_reply(c, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0");
 }
 
 static int h_maxes(pmi_conn_t *c, const char *line, size_t len)
 {
 	(void)line;
 	(void)len;
-	return reply(c, "cmd=maxes kvsname_max=%d keylen_max=%d vallen_max=%d", PMI_KVSNAME_MAX,
-	             PMI_KEYLEN_MAX, PMI_VALLEN_MAX);
+	return pmi_srv_reply(c, "cmd=maxes kvsname_max=%d keylen_max=%d vallen_max=%d",
+	                     PMI_KVSNAME_MAX, PMI_KEYLEN_MAX, PMI_VALLEN_MAX);
 }
 
 static int h_appnum(pmi_conn_t *c, const char *line, size_t len)
@@ -108,21 +108,21 @@ static int h_appnum(pmi_conn_t *c, const char *line, size_t len)
 
 	(void)line;
 	(void)len;
-	return reply(c, "cmd=appnum appnum=%d", a);
+	return pmi_srv_reply(c, "cmd=appnum appnum=%d", a);
 }
 
 static int h_kvsname(pmi_conn_t *c, const char *line, size_t len)
 {
 	(void)line;
 	(void)len;
-	return reply(c, "cmd=my_kvsname kvsname=%s", c->s->kvsname);
+	return pmi_srv_reply(c, "cmd=my_kvsname kvsname=%s", c->s->kvsname);
 }
 
 static int h_usize(pmi_conn_t *c, const char *line, size_t len)
 {
 	(void)line;
 	(void)len;
-	return reply(c, "cmd=universe_size size=%d", c->s->cfg.universe_size);
+	return pmi_srv_reply(c, "cmd=universe_size size=%d", c->s->cfg.universe_size);
 }
 
 static int h_put(pmi_conn_t *c, const char *line, size_t len)
@@ -133,18 +133,19 @@ static int h_put(pmi_conn_t *c, const char *line, size_t len)
 	pmi_server_t *s = c->s;
 
 	if (!key || !val)
-		return reply(c, "cmd=put_result rc=-1 msg=missing_%s", key ? "value" : "key");
+		return pmi_srv_reply(c, "cmd=put_result rc=-1 msg=missing_%s",
+		                     key ? "value" : "key");
 	if (wrong_kvs(c, line, vstart, "put_result"))
 		return 0;
 	if (klen > PMI_KEYLEN_MAX)
-		return reply(c, "cmd=put_result rc=-1 msg=key_too_long");
+		return pmi_srv_reply(c, "cmd=put_result rc=-1 msg=key_too_long");
 	if (klen == 0) /* MPICH's singleton upgrade puts an empty key: accept, store nothing */
-		return reply(c, "cmd=put_result rc=0 msg=success");
+		return pmi_srv_reply(c, "cmd=put_result rc=0 msg=success");
 	if (pmi_kvs_set(s->kvs, key, klen, val, vlen) < 0 ||
 	    pmi_kvs_set(s->delta, key, klen, val, vlen) < 0)
-		return reply(c, "cmd=put_result rc=-1 msg=%s",
-		             errno == ENOSPC ? "kvs_full" : "no_memory");
-	return reply(c, "cmd=put_result rc=0 msg=success");
+		return pmi_srv_reply(c, "cmd=put_result rc=-1 msg=%s",
+		                     errno == ENOSPC ? "kvs_full" : "no_memory");
+	return pmi_srv_reply(c, "cmd=put_result rc=0 msg=success");
 }
 
 static int h_get(pmi_conn_t *c, const char *line, size_t len)
@@ -153,14 +154,14 @@ static int h_get(pmi_conn_t *c, const char *line, size_t len)
 	const char *key = pmi_wire_find(line, len, "key", &klen);
 
 	if (!key)
-		return reply(c, "cmd=get_result rc=-1 msg=missing_key");
+		return pmi_srv_reply(c, "cmd=get_result rc=-1 msg=missing_key");
 	if (wrong_kvs(c, line, len, "get_result"))
 		return 0;
 	const char *val = pmi_kvs_get(c->s->kvs, key, klen, &vlen);
 	if (!val)
-		return reply(c, "cmd=get_result rc=-1 msg=key_not_found");
-	if (reply(c, "cmd=get_result rc=0 msg=success value=%s", val) < 0)
-		return reply(c, "cmd=get_result rc=-1 msg=value_too_long");
+		return pmi_srv_reply(c, "cmd=get_result rc=-1 msg=key_not_found");
+	if (pmi_srv_reply(c, "cmd=get_result rc=0 msg=success value=%s", val) < 0)
+		return pmi_srv_reply(c, "cmd=get_result rc=-1 msg=value_too_long");
 	return 0;
 }
 
@@ -170,13 +171,14 @@ static int h_getbyidx(pmi_conn_t *c, const char *line, size_t len)
 	int idx;
 
 	if (pmi_wire_get_int(line, len, "idx", &idx) < 0 || idx < 0)
-		return reply(c, "cmd=getbyidx_results rc=-1 reason=bad_idx");
+		return pmi_srv_reply(c, "cmd=getbyidx_results rc=-1 reason=bad_idx");
 	if (wrong_kvs(c, line, len, "getbyidx_results"))
 		return 0;
 	if (pmi_kvs_at(c->s->kvs, (size_t)idx, &key, &val) < 0)
-		return reply(c, "cmd=getbyidx_results rc=-1 reason=no_more_keyvals");
-	if (reply(c, "cmd=getbyidx_results rc=0 nextidx=%d key=%s val=%s", idx + 1, key, val) < 0)
-		return reply(c, "cmd=getbyidx_results rc=-1 reason=value_too_long");
+		return pmi_srv_reply(c, "cmd=getbyidx_results rc=-1 reason=no_more_keyvals");
+	if (pmi_srv_reply(c, "cmd=getbyidx_results rc=0 nextidx=%d key=%s val=%s", idx + 1, key,
+	                  val) < 0)
+		return pmi_srv_reply(c, "cmd=getbyidx_results rc=-1 reason=value_too_long");
 	return 0;
 }
 
@@ -207,7 +209,7 @@ static int h_finalize(pmi_conn_t *c, const char *line, size_t len)
 	(void)line;
 	(void)len;
 	c->finalized = 1;
-	reply(c, "cmd=finalize_ack");
+	pmi_srv_reply(c, "cmd=finalize_ack");
 	if (c->s && !c->doomed && c->s->ops.finalize)
 		c->s->ops.finalize(c->s->arg, c);
 	return 0;
@@ -229,102 +231,6 @@ static int h_abort(pmi_conn_t *c, const char *line, size_t len)
 	c->quiet = 1; /* no reply; ignore whatever the client still sends */
 	c->s->ops.abort(c->s->arg, c, code, m ? msg : NULL);
 	return 0;
-}
-
-int pmi_srv_names_ask(pmi_conn_t *c, int op, const char *name, size_t nlen, const char *port,
-                      size_t plen)
-{
-	if (!c->s->ops.names)
-		return 0;
-	if (c->names_op)
-		return pmi_srv_fail(c, "name-service request before the previous answer");
-	char *n = strndup(name, nlen), *p = port ? strndup(port, plen) : NULL;
-	if (!n || (port && !p)) {
-		free(n);
-		free(p);
-		return pmi_srv_fail(c, "out of memory");
-	}
-	c->names_op = op;
-	int rc = c->s->ops.names(c->s->arg, c, op, n, p);
-	free(n);
-	free(p);
-	if (rc != 0) {
-		c->names_op = 0;
-		return 0;
-	}
-	return 1;
-}
-
-int pmi_conn_names_done(pmi_conn_t *c, int rc, const char *val)
-{
-	if (!c || !c->names_op) {
-		errno = EINVAL;
-		return -1;
-	}
-	int op = c->names_op;
-	const char *why = rc && val && *val ? val : "failed";
-	c->names_op = 0;
-	if (c->v2)
-		pmi2_srv_names_done(c, op, rc, val);
-	else if (op == PMI_NAME_LOOKUP && rc == 0)
-		reply(c, "cmd=lookup_result port=%s rc=0 msg=success", val ? val : "");
-	else if (op == PMI_NAME_LOOKUP)
-		reply(c, "cmd=lookup_result rc=1 msg=%s", why);
-	else if (rc == 0)
-		reply(c, "cmd=%s_result rc=0 msg=success",
-		      op == PMI_NAME_PUBLISH ? "publish" : "unpublish");
-	else
-		reply(c, "cmd=%s_result rc=-1 msg=%s",
-		      op == PMI_NAME_PUBLISH ? "publish" : "unpublish", why);
-	return 0;
-}
-
-static int h_publish(pmi_conn_t *c, const char *line, size_t len)
-{
-	size_t slen, plen;
-	const char *svc = pmi_wire_find(line, len, "service", &slen);
-	const char *port = pmi_wire_find(line, len, "port", &plen);
-	int r;
-
-	if (!svc || !port || slen == 0)
-		return reply(c, "cmd=publish_result rc=-1 msg=missing_%s",
-		             svc ? "port" : "service");
-	if ((r = pmi_srv_names_ask(c, PMI_NAME_PUBLISH, svc, slen, port, plen)) != 0)
-		return r < 0 ? -1 : 0;
-	if (pmi_kvs_get(c->s->names, svc, slen, NULL))
-		return reply(c, "cmd=publish_result rc=-1 msg=already_published");
-	if (pmi_kvs_set(c->s->names, svc, slen, port, plen) < 0)
-		return reply(c, "cmd=publish_result rc=-1 msg=table_full");
-	return reply(c, "cmd=publish_result rc=0 msg=success");
-}
-
-static int h_lookup(pmi_conn_t *c, const char *line, size_t len)
-{
-	size_t slen;
-	const char *svc = pmi_wire_find(line, len, "service", &slen);
-	int r = svc && slen ? pmi_srv_names_ask(c, PMI_NAME_LOOKUP, svc, slen, NULL, 0) : 0;
-
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	const char *port = svc && slen ? pmi_kvs_get(c->s->names, svc, slen, NULL) : NULL;
-	if (!port)
-		return reply(c, "cmd=lookup_result rc=1 msg=%s",
-		             svc ? "not_found" : "missing_service");
-	return reply(c, "cmd=lookup_result port=%s rc=0 msg=success", port);
-}
-
-static int h_unpublish(pmi_conn_t *c, const char *line, size_t len)
-{
-	size_t slen;
-	const char *svc = pmi_wire_find(line, len, "service", &slen);
-	int r = svc && slen ? pmi_srv_names_ask(c, PMI_NAME_UNPUBLISH, svc, slen, NULL, 0) : 0;
-
-	if (r != 0)
-		return r < 0 ? -1 : 0;
-	if (!svc || slen == 0 || pmi_kvs_del(c->s->names, svc, slen) < 0)
-		return reply(c, "cmd=unpublish_result rc=-1 msg=%s",
-		             svc ? "not_found" : "missing_service");
-	return reply(c, "cmd=unpublish_result rc=0 msg=success");
 }
 
 int pmi_srv_rank_taken(const pmi_server_t *s, const pmi_conn_t *self, int rank)
@@ -351,10 +257,10 @@ static int h_initack(pmi_conn_t *c, const char *line, size_t len)
 	if (pmi_srv_rank_taken(c->s, c, id))
 		return pmi_srv_fail(c, "initack pmiid=%d: rank already connected", id);
 	c->rank = id;
-	reply(c, "cmd=initack");
-	reply(c, "cmd=set size=%d", c->s->cfg.size);
-	reply(c, "cmd=set rank=%d", id);
-	return reply(c, "cmd=set debug=0");
+	pmi_srv_reply(c, "cmd=initack");
+	pmi_srv_reply(c, "cmd=set size=%d", c->s->cfg.size);
+	pmi_srv_reply(c, "cmd=set rank=%d", id);
+	return pmi_srv_reply(c, "cmd=set debug=0");
 }
 
 static int h_singinit(pmi_conn_t *c, const char *line, size_t len)
@@ -362,172 +268,15 @@ static int h_singinit(pmi_conn_t *c, const char *line, size_t len)
 	int ver = 0;
 
 	if (pmi_wire_get_int(line, len, "pmi_version", &ver) < 0 || ver != 1) {
-		reply(c, "cmd=singinit_info versionok=no stdio=no kvsname=%s", c->s->kvsname);
+		pmi_srv_reply(c, "cmd=singinit_info versionok=no stdio=no kvsname=%s",
+		              c->s->kvsname);
 		return pmi_srv_fail(c, "singinit asks for PMI version %d; only PMI-1 is served",
 		                    ver);
 	}
 	if (c->rank < 0)
 		c->rank = 0; /* a singleton is rank 0 of its own job */
-	return reply(c, "cmd=singinit_info versionok=yes stdio=no kvsname=%s", c->s->kvsname);
-}
-
-static void spawn_drop(pmi_conn_t *c)
-{
-	pmi_spawn_free(c->spawn);
-	c->spawn = NULL;
-	for (int i = 0; i < c->nsblk; i++)
-		pmi_spawn_free(c->sblk[i]);
-	c->nsblk = 0;
-}
-
-/* endcmd: parse the block and keep it; once the last block of the request is in, hand the
- * whole request to ops->spawn, which answers now (refused) or later (pmi_conn_spawn_done). */
-static int spawn_end(pmi_conn_t *c)
-{
-	struct pmi_spawn_req req[PMI_SPAWN_BLOCKS_MAX];
-	struct pmi_spawn_cmd cmd[PMI_SPAWN_BLOCKS_MAX];
-	char why[32];
-	pmi_server_t *s = c->s;
-	int rc = -1;
-
-	if (pmi_spawn_parse(c->spawn, &req[0], why, sizeof(why)) < 0) {
-		spawn_drop(c);
-		return reply(c, "cmd=spawn_result rc=-1 msg=%s", why);
-	}
-	if (c->nsblk >= PMI_SPAWN_BLOCKS_MAX || req[0].totspawns > PMI_SPAWN_BLOCKS_MAX) {
-		spawn_drop(c);
-		return reply(c, "cmd=spawn_result rc=-1 msg=too_many_blocks");
-	}
-	c->sblk[c->nsblk++] = c->spawn;
-	c->spawn = NULL;
-	if (req[0].spawnssofar < req[0].totspawns)
-		return 0; /* more blocks of the same request follow */
-	for (int i = 0; i < c->nsblk; i++) {
-		pmi_spawn_parse(c->sblk[i], &req[i], why, sizeof(why)); /* parsed once already */
-		cmd[i] = (struct pmi_spawn_cmd){req[i].exe,  req[i].nprocs, req[i].argc,
-		                                req[i].argv, req[i].ninfo,  req[i].info};
-	}
-	if (!s->ops.spawn) {
-		spawn_drop(c);
-		return reply(c, "cmd=spawn_result rc=-1 msg=spawn_not_served");
-	}
-	c->spawn_wait = 1;
-	rc = s->ops.spawn(s->arg, c, c->nsblk, cmd, req[0].npreput, req[0].preput);
-	spawn_drop(c);
-	if (rc != 0 && c->spawn_wait) {
-		c->spawn_wait = 0;
-		return reply(c, "cmd=spawn_result rc=-1 msg=spawn_failed");
-	}
-	return 0;
-}
-
-int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *why)
-{
-	if (!c || !c->spawn_wait) {
-		errno = EINVAL;
-		return -1;
-	}
-	c->spawn_wait = 0;
-	if (c->v2) {
-		pmi2_srv_spawn_done(c, rc, kvsname, why);
-		return 0;
-	}
-	if (rc == 0)
-		reply(c, "cmd=spawn_result rc=0");
-	else
-		reply(c, "cmd=spawn_result rc=-1 msg=%s", why && *why ? why : "spawn_failed");
-	return 0;
-}
-
-/* A line while collecting a spawn block (or its first line). */
-static int spawn_line(pmi_conn_t *c, const char *line, size_t len, int first)
-{
-	if (first) {
-		if (c->spawn)
-			return pmi_srv_fail(c, "mcmd=spawn inside a spawn block");
-		if (c->spawn_wait)
-			return pmi_srv_fail(c, "mcmd=spawn before the previous spawn_result");
-		c->spawn = pmi_spawn_new();
-		if (!c->spawn)
-			return pmi_srv_fail(c, "out of memory for a spawn block");
-	}
-	if (!first && len == 6 && memcmp(line, "endcmd", 6) == 0)
-		return spawn_end(c);
-	if (pmi_spawn_add(c->spawn, line, len, first) < 0)
-		return pmi_srv_fail(c, "spawn block over %d bytes or %d fields",
-		                    PMI_SPAWN_BYTES_MAX, PMI_SPAWN_FIELDS_MAX);
-	return 0;
-}
-
-int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_t klen, const char *name,
-                     size_t nlen, char *why, size_t whylen)
-{
-	char k[16], n[PMI_RES_NAME_MAX + 1];
-
-	if (!kind || !name || klen == 0 || nlen == 0) {
-		snprintf(why, whylen, "%s", kind && klen ? "missing_name" : "missing_kind");
-		return -1;
-	}
-	if (klen >= sizeof(k) || nlen > PMI_RES_NAME_MAX) {
-		snprintf(why, whylen, "%s", klen >= sizeof(k) ? "unknown_kind" : "name_too_long");
-		return -1;
-	}
-	if (!c->s->ops.resource) {
-		snprintf(why, whylen, "not_served");
-		return -1;
-	}
-	memcpy(k, kind, klen);
-	k[klen] = '\0';
-	memcpy(n, name, nlen);
-	n[nlen] = '\0';
-	why[0] = '\0';
-	if (c->s->ops.resource(c->s->arg, c, op, k, n, why, whylen) == 0)
-		return 0;
-	if (!why[0])
-		snprintf(why, whylen, "refused");
-	return -1;
-}
-
-/* resource_register / resource_release_begin / resource_release_end kind=K name=N (rest of
- * the line: paths may hold spaces). */
-static int h_resource(pmi_conn_t *c, const char *line, size_t len, int op, const char *result)
-{
-	size_t klen = 0, nlen = 0, nstart;
-	const char *name = pmi_wire_find_rest(line, len, "name", &nlen, &nstart);
-	const char *kind = pmi_wire_find(line, name ? nstart : len, "kind", &klen);
-	char why[64];
-
-	if (pmi_srv_resource(c, op, kind, klen, name, nlen, why, sizeof(why)) < 0)
-		return reply(c, "cmd=%s rc=-1 msg=%s", result, why);
-	return reply(c, "cmd=%s rc=0 msg=success", result);
-}
-
-static int h_res_reg(pmi_conn_t *c, const char *line, size_t len)
-{
-	return h_resource(c, line, len, PMI_RES_REGISTER, "resource_register_result");
-}
-
-static int h_res_begin(pmi_conn_t *c, const char *line, size_t len)
-{
-	return h_resource(c, line, len, PMI_RES_RELEASE_BEGIN, "resource_release_begin_result");
-}
-
-static int h_res_end(pmi_conn_t *c, const char *line, size_t len)
-{
-	return h_resource(c, line, len, PMI_RES_RELEASE_END, "resource_release_end_result");
-}
-
-/* lamkit_topo: the node's topology text the owner stored (doc/PROTOCOL-pmi.md part 5). */
-static int h_topo(pmi_conn_t *c, const char *line, size_t len)
-{
-	size_t vlen;
-	const char *v = pmi_kvs_get(c->s->nodeattr, PMI_TOPO_KEY, strlen(PMI_TOPO_KEY), &vlen);
-
-	(void)line;
-	(void)len;
-	if (!v)
-		return reply(c, "cmd=lamkit_topo_result rc=-1 msg=not_known");
-	return reply(c, "cmd=lamkit_topo_result rc=0 msg=success value=%s", v);
+	return pmi_srv_reply(c, "cmd=singinit_info versionok=yes stdio=no kvsname=%s",
+	                     c->s->kvsname);
 }
 
 typedef int (*handler_t)(pmi_conn_t *c, const char *line, size_t len);
@@ -550,13 +299,13 @@ static const struct {
     {"barrier_in", h_barrier, 1},
     {"finalize", h_finalize, 1},
     {"abort", h_abort, 0},
-    {"publish_name", h_publish, 1},
-    {"lookup_name", h_lookup, 1},
-    {"unpublish_name", h_unpublish, 1},
-    {"resource_register", h_res_reg, 1},
-    {"resource_release_begin", h_res_begin, 1},
-    {"resource_release_end", h_res_end, 1},
-    {"lamkit_topo", h_topo, 1},
+    {"publish_name", pmi1_h_publish, 1},
+    {"lookup_name", pmi1_h_lookup, 1},
+    {"unpublish_name", pmi1_h_unpublish, 1},
+    {"resource_register", pmi1_h_res_reg, 1},
+    {"resource_release_begin", pmi1_h_res_begin, 1},
+    {"resource_release_end", pmi1_h_res_end, 1},
+    {"lamkit_topo", pmi1_h_topo, 1},
 };
 
 static int valid_cmd(const char *cmd, size_t n)
@@ -586,14 +335,14 @@ static int dispatch(pmi_conn_t *c, const char *line, size_t len)
 			return pmi_srv_fail(c, "cmd=%.*s before cmd=init", (int)n, cmd);
 		return handlers[i].fn(c, line, len);
 	}
-	return reply(c, "cmd=%.*s_result rc=-1 msg=unknown_command", (int)n, cmd);
+	return pmi_srv_reply(c, "cmd=%.*s_result rc=-1 msg=unknown_command", (int)n, cmd);
 }
 
 /* One complete line (no '\n'); the bytes were already checked to be printable. */
 static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 {
 	if (c->spawn)
-		return spawn_line(c, line, len, 0);
+		return pmi1_spawn_line(c, line, len, 0);
 	if (len == 0)
 		return 0; /* blank lines carry nothing */
 	if (c->waiting)
@@ -603,7 +352,7 @@ static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 	if (len >= 10 && memcmp(line, "mcmd=spawn", 10) == 0 && (len == 10 || line[10] == ' ')) {
 		if (!c->initialized)
 			return pmi_srv_fail(c, "mcmd=spawn before cmd=init");
-		return spawn_line(c, line, len, 1);
+		return pmi1_spawn_line(c, line, len, 1);
 	}
 	return dispatch(c, line, len);
 }
@@ -612,7 +361,7 @@ static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 
 static void conn_free(pmi_conn_t *c)
 {
-	spawn_drop(c);
+	pmi1_spawn_drop(c);
 	pmi2_srv_conn_free(c);
 	free(c);
 }
@@ -721,7 +470,8 @@ void pmi_conn_destroy(pmi_conn_t *c)
 void pmi_conn_start_singinit(pmi_conn_t *c)
 {
 	if (c && c->s)
-		reply(c, "cmd=singinit pmi_version=1 pmi_subversion=1 stdio=no authtype=none");
+		pmi_srv_reply(c,
+		              "cmd=singinit pmi_version=1 pmi_subversion=1 stdio=no authtype=none");
 }
 
 int pmi_conn_rank(const pmi_conn_t *c)
@@ -862,7 +612,7 @@ int pmi_server_fence_done(pmi_server_t *s, const char *entries, size_t len)
 		if (c->v2)
 			pmi2_srv_fence_out(c);
 		else
-			reply(c, "cmd=barrier_out");
+			pmi_srv_reply(c, "cmd=barrier_out");
 	}
 	return 0;
 }

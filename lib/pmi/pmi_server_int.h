@@ -50,6 +50,9 @@ struct pmi_conn {
 /* The client broke the protocol: ops->error once, then the conn is dead. Returns -1. */
 PMI_INTERNAL int pmi_srv_fail(pmi_conn_t *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Send one reply line (printf format, '\n' added): 0, or -1 when it does not fit. */
+PMI_INTERNAL int pmi_srv_reply(pmi_conn_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Send raw bytes to the conn's client (nothing once it is doomed). */
 PMI_INTERNAL void pmi_srv_send(pmi_conn_t *c, const char *buf, size_t len);
 /* All local ranks are in the fence: hand the delta to ops->fence. */
@@ -60,6 +63,20 @@ PMI_INTERNAL int pmi_srv_rank_taken(const pmi_server_t *s, const pmi_conn_t *sel
 /* Run a resource request through ops->resource: 0, or -1 with a reason in why. */
 PMI_INTERNAL int pmi_srv_resource(pmi_conn_t *c, int op, const char *kind, size_t klen,
                                   const char *name, size_t nlen, char *why, size_t whylen);
+
+/* PMI-1 requests beyond the KVS and the fence (pmi_server_part2.c): each handles one line
+ * of its command. */
+PMI_INTERNAL int pmi1_h_publish(pmi_conn_t *c, const char *line, size_t len);
+PMI_INTERNAL int pmi1_h_lookup(pmi_conn_t *c, const char *line, size_t len);
+PMI_INTERNAL int pmi1_h_unpublish(pmi_conn_t *c, const char *line, size_t len);
+PMI_INTERNAL int pmi1_h_res_reg(pmi_conn_t *c, const char *line, size_t len);
+PMI_INTERNAL int pmi1_h_res_begin(pmi_conn_t *c, const char *line, size_t len);
+PMI_INTERNAL int pmi1_h_res_end(pmi_conn_t *c, const char *line, size_t len);
+PMI_INTERNAL int pmi1_h_topo(pmi_conn_t *c, const char *line, size_t len);
+/* One line of an mcmd=spawn block (first: the line that opened it). 0, or -1 after fail. */
+PMI_INTERNAL int pmi1_spawn_line(pmi_conn_t *c, const char *line, size_t len, int first);
+/* Free the blocks of a spawn request still being collected or waiting for its answer. */
+PMI_INTERNAL void pmi1_spawn_drop(pmi_conn_t *c);
 
 /* PMI-2 half (pmi2_server.c). Feed bytes of a conn in PMI-2 mode: 0, or -1 after fail. */
 PMI_INTERNAL int pmi2_srv_feed(pmi_conn_t *c, const char *buf, size_t len);
