@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 static char got[1 << 20];
+static char big[40000];
 
 /* Capture what the outbuf writes to fd 1 through a pipe. */
 static const char *capture(void (*fn)(boot_outbuf_t *), int tag)
@@ -50,8 +51,6 @@ static void multi(boot_outbuf_t *o)
 	boot_outbuf_data(o, 2, 1, "z\n", 2);
 }
 
-static char big[40000];
-
 /* A line longer than 64 KiB goes out in pieces as they come (no copy); the next line is whole
  * again and waits for its end. */
 static void longline(boot_outbuf_t *o)
@@ -65,14 +64,18 @@ static void longline(boot_outbuf_t *o)
 	boot_outbuf_data(o, 0, 1, "\n", 1);
 }
 
-static int nlpos, nllen;
+static int nlpos, nllen, pre;
 
-/* rank 0: nllen bytes with the line's end at nlpos, then rank 1 writes a whole line */
+/* rank 0: (pre x 40000 bytes without newline, then) nllen bytes with the line's end at nlpos;
+ * then rank 1 writes a whole line */
 static void split(boot_outbuf_t *o)
 {
 	char b[64];
 	memset(b, 'x', sizeof b);
 	b[nlpos] = '\n';
+	memset(big, 'A', sizeof big);
+	for (int i = 0; i < pre; i++)
+		boot_outbuf_data(o, 0, 1, big, sizeof big);
 	boot_outbuf_data(o, 0, 1, b, (size_t)nllen);
 	boot_outbuf_data(o, 1, 1, "Z\n", 2);
 	boot_outbuf_flush_all(o);
@@ -90,14 +93,17 @@ int main(void)
 	const char *l = capture(longline, 0);
 	ok(strspn(l, "A") == 80000 && strcmp(l + 80000, "r1\nAA\nr1b\nnext\n") == 0,
 	   "a line over 64 KiB goes out as it comes; the lines after it are whole again");
-	int bad = 0;
-	for (nllen = 1; nllen <= 40; nllen++)
-		for (nlpos = 0; nlpos < nllen; nlpos++) {
-			const char *g = capture(split, 0);
-			bad +=
-			    strcspn(g, "Z") != (size_t)nlpos + 1 || strlen(g) != (size_t)nllen + 2;
-		}
-	ok(bad == 0, "the last newline is found at every position and alignment (%d wrong)", bad);
+	for (pre = 0; pre <= 2; pre += 2) {
+		int bad = 0;
+		for (nllen = 1; nllen <= 40; nllen++)
+			for (nlpos = 0; nlpos < nllen; nlpos++) {
+				const char *g = capture(split, 0) + pre * 40000;
+				bad += strcspn(g, "Z") != (size_t)nlpos + 1 ||
+				       strlen(g) != (size_t)nllen + 2;
+			}
+		ok(bad == 0, "the %s newline is found at every position and alignment (%d wrong)",
+		   pre ? "first (in an over-long line)" : "last", bad);
+	}
 	boot_outbuf_t *o = boot_outbuf_create(2, 0);
 	ok(boot_outbuf_data(o, 5, 1, "x", 1) < 0, "a rank out of range is refused");
 	ok(boot_outbuf_data(o, 0, 3, "x", 1) < 0, "a bad stream is refused");
