@@ -32,13 +32,34 @@ void boot_spawn_raise_nofile(void)
 		nofile_raised = 1;
 }
 
+/* CLOCK_BOOTTIME in clock ticks, the unit and clock of a process's start time in /proc
+ * (the kernel takes the time at fork and divides it down to ticks), or -1. */
+static long long boot_ticks(void)
+{
+	static long long ns_per_tick;
+	struct timespec ts;
+
+	if (!ns_per_tick) {
+		long hz = sysconf(_SC_CLK_TCK);
+		ns_per_tick = hz > 0 && 1000000000L % hz == 0 ? 1000000000L / hz : -1;
+	}
+	if (ns_per_tick < 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return -1;
+	return ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / ns_per_tick;
+}
+
 /* Child side: only system calls, no allocation, no stdio (we share memory with the parent).
- * A failure's errno goes to *err_out (vfork: the parent's memory, which it reads once we are
- * gone), or with fork (ASan builds) through the pipe errfd. */
-static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out, pid_t parent)
+ * With vfork, the clock tick we started in goes to *tick_out and a failure's errno to
+ * *err_out (the parent's memory, which it reads once we exec'd or are gone); with fork (ASan
+ * builds) both are NULL and the errno goes through the pipe errfd. */
+static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out,
+                  volatile long long *tick_out, pid_t parent)
 {
 	sigset_t none;
 	int e;
+
+	if (tick_out)
+		*tick_out = boot_ticks(); /* the vDSO's clock: no system call */
 
 	/* a session of its own (as Hydra does): also its own process group for kill(-pid), no
 	 * controlling terminal, and, where the kernel groups CPU time by session (autogroup),
@@ -91,31 +112,14 @@ fail:
 	_exit(127);
 }
 
-/* CLOCK_BOOTTIME in clock ticks, the unit and clock of a process's start time in /proc
- * (the kernel takes the time at fork and divides it down to ticks), or -1. */
-static long long boot_ticks(void)
+/* The child was forked between ticks t0 and t1: when they are one tick, that is its start
+ * time and /proc need not be read (open, read, close and a dentry to drop at its exit, for
+ * every rank); the rare spawn across a tick boundary reads it. */
+static void start_time(const struct boot_spawn *sp, pid_t pid, long long t0, long long t1)
 {
-	static long long ns_per_tick;
-	struct timespec ts;
-
-	if (!ns_per_tick) {
-		long hz = sysconf(_SC_CLK_TCK);
-		ns_per_tick = hz > 0 && 1000000000L % hz == 0 ? 1000000000L / hz : -1;
-	}
-	if (ns_per_tick < 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
-		return -1;
-	return ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / ns_per_tick;
-}
-
-/* The child was forked between t0 and now: when both fall in one tick, that tick is its
- * start time and /proc need not be read (open, read, close and a dentry to drop at its exit
- * for every rank); the rare spawn across a tick boundary reads it. */
-static void start_time(const struct boot_spawn *sp, pid_t pid, long long t0)
-{
-	if (!sp->start)
-		return;
-	long long t1 = boot_ticks();
-	*sp->start = t0 >= 0 && t1 == t0 ? (unsigned long long)t0 : boot_proc_starttime(pid);
+	if (sp->start)
+		*sp->start =
+		    t0 >= 0 && t1 == t0 ? (unsigned long long)t0 : boot_proc_starttime(pid);
 }
 
 #ifdef LAMKIT_SANITIZE
@@ -135,7 +139,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		child(sp, p[1], NULL, parent);
+		child(sp, p[1], NULL, NULL, parent);
 	}
 	close(p[1]);
 	if (pid < 0) {
@@ -154,7 +158,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 		errno = e;
 		return -1;
 	}
-	start_time(sp, pid, t0);
+	start_time(sp, pid, t0, boot_ticks());
 	return pid;
 }
 #else
@@ -164,6 +168,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 pid_t boot_spawn(const struct boot_spawn *sp)
 {
 	volatile int e = 0;
+	volatile long long t1 = -1;
 	pid_t parent = getpid(), pid;
 
 	if (sp->extra_fd >= 0 && sp->extra_fd_target <= 2) {
@@ -173,7 +178,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 	long long t0 = boot_ticks();
 	pid = vfork();
 	if (pid == 0)
-		child(sp, -1, &e, parent);
+		child(sp, -1, &e, &t1, parent);
 	if (pid < 0)
 		return -1;
 	if (e != 0) {
@@ -183,7 +188,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 		errno = err;
 		return -1;
 	}
-	start_time(sp, pid, t0);
+	start_time(sp, pid, t0, t1);
 	return pid;
 }
 #endif
