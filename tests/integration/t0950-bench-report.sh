@@ -39,6 +39,8 @@ like "$targets" "^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| 
 	"launch -n 16 row measured"
 like "$targets" "^\| 3 \| .*\| n/a: no bench times collectives across nodes" "collectives across nodes: n/a with the reason"
 like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
+like "$(cat "$P")" "^\| binary \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" \
+	"output forwarding shows wall and CPU time side by side"
 for png in latency bandwidth launch collectives; do
 	[ -s "$T/doc/perf/$png.png" ] && [ "$(head -c 4 "$T/doc/perf/$png.png" | tail -c 3)" = PNG ]
 	ok $? "plot $png.png drawn and linked" && like "$(cat "$P")" "\]\(perf/$png.png\)" "page links $png.png"
