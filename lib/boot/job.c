@@ -482,6 +482,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 {
 	const struct boot_app *app = boot_jobspec_app(&j->js, r->rank);
 	int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
+	unsigned long long start = 0;
 	const char *wdir = app->wdir ? app->wdir : j->js.wdir;
 	char **envp = boot_job_env(j, app, r, localid);
 	const char *path;
@@ -507,15 +508,15 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .extra_fd_target = BOOT_PMI_FD_NUM,
 	                        .new_session = 1,
 	                        .cpu = r->cpu,
-	                        .pdeathsig = SIGKILL};
+	                        .pdeathsig = SIGKILL,
+	                        .start = &start};
 	r->pid = boot_spawn(&sp);
 	if (r->pid < 0) {
 		spawn_failed(j, r, errno, app->exe);
 		goto out;
 	}
 	char line[96];
-	snprintf(line, sizeof line, "%d %llu %d\n", (int)r->pid, boot_proc_starttime(r->pid),
-	         r->rank);
+	snprintf(line, sizeof line, "%d %llu %d\n", (int)r->pid, start, r->rank);
 	core_w_bytes(&j->procs, line, strlen(line));
 	r->out_fd = out[0];
 	r->err_fd = errp[0];

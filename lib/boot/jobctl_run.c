@@ -16,7 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define REAP_MS 5000 /* forked agents exit once we hang up; then SIGKILL */
+#define LINK_SNDBUF (2 << 20) /* the agent's send buffer: room for the ranks' output */
+#define REAP_MS     5000      /* forked agents exit once we hang up; then SIGKILL */
 
 /* {==== forked local agents */
 
@@ -50,8 +51,12 @@ static int fork_agents(struct ctl *c, int singinit_fd, pid_t singinit_pid)
 		return -1;
 	for (int i = 0; i < c->nag; i++)
 		sv[i][0] = sv[i][1] = -1;
-	for (int i = 0; i < c->nag && rc == 0; i++)
+	for (int i = 0; i < c->nag && rc == 0; i++) {
 		rc = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[i]);
+		int sz = LINK_SNDBUF;
+		if (rc == 0) /* best effort: the kernel caps it at net.core.wmem_max */
+			(void)setsockopt(sv[i][1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+	}
 	fflush(NULL);
 	for (int i = 0; i < c->nag && rc == 0; i++) {
 		pid_t pid = fork();

@@ -2,6 +2,7 @@
  * few child-side steps posix_spawn cannot do (parent-death signal). */
 #include "spawn.h"
 #include "core.h"
+#include "session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct rlimit nofile_orig;
@@ -30,11 +32,34 @@ void boot_spawn_raise_nofile(void)
 		nofile_raised = 1;
 }
 
-/* Child side: only system calls, no allocation, no stdio (we share memory with the parent). */
-static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
+/* CLOCK_BOOTTIME in clock ticks, the unit and clock of a process's start time in /proc
+ * (the kernel takes the time at fork and divides it down to ticks), or -1. */
+static long long boot_ticks(void)
+{
+	static long long ns_per_tick;
+	struct timespec ts;
+
+	if (!ns_per_tick) {
+		long hz = sysconf(_SC_CLK_TCK);
+		ns_per_tick = hz > 0 && 1000000000L % hz == 0 ? 1000000000L / hz : -1;
+	}
+	if (ns_per_tick < 0 || clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return -1;
+	return ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / ns_per_tick;
+}
+
+/* Child side: only system calls, no allocation, no stdio (we share memory with the parent).
+ * With vfork, the clock tick we started in goes to *tick_out and a failure's errno to
+ * *err_out (the parent's memory, which it reads once we exec'd or are gone); with fork (ASan
+ * builds) both are NULL and the errno goes through the pipe errfd. */
+static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out,
+                  volatile long long *tick_out, pid_t parent)
 {
 	sigset_t none;
 	int e;
+
+	if (tick_out)
+		*tick_out = boot_ticks(); /* the vDSO's clock: no system call */
 
 	/* a session of its own (as Hydra does): also its own process group for kill(-pid), no
 	 * controlling terminal, and, where the kernel groups CPU time by session (autogroup),
@@ -80,29 +105,41 @@ static void child(const struct boot_spawn *sp, int errfd, pid_t parent)
 	execve(sp->path, sp->argv, sp->envp);
 fail:
 	e = errno;
-	(void)!write(errfd, &e, sizeof e);
+	if (err_out)
+		*err_out = e;
+	else
+		(void)!write(errfd, &e, sizeof e);
 	_exit(127);
 }
 
+/* The child was forked between ticks t0 and t1: when they are one tick, that is its start
+ * time and /proc need not be read (open, read, close and a dentry to drop at its exit, for
+ * every rank); the rare spawn across a tick boundary reads it. */
+static void start_time(const struct boot_spawn *sp, pid_t pid, long long t0, long long t1)
+{
+	if (sp->start)
+		*sp->start =
+		    t0 >= 0 && t1 == t0 ? (unsigned long long)t0 : boot_proc_starttime(pid);
+}
+
+#ifdef LAMKIT_SANITIZE
+/* ASan's vfork support is partial: fork, and exec's errno comes back through a pipe */
 pid_t boot_spawn(const struct boot_spawn *sp)
 {
 	int p[2], e = 0;
 	pid_t parent = getpid(), pid;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
 	if (sp->extra_fd >= 0 && sp->extra_fd_target <= 2) {
 		errno = EINVAL;
 		return -1;
 	}
-#ifdef LAMKIT_SANITIZE
-	pid = fork(); /* ASan's vfork support is partial; the child path is the same */
-#else
-	pid = vfork();
-#endif
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	long long t0 = boot_ticks();
+	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		child(sp, p[1], parent);
+		child(sp, p[1], NULL, NULL, parent);
 	}
 	close(p[1]);
 	if (pid < 0) {
@@ -121,8 +158,40 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 		errno = e;
 		return -1;
 	}
+	start_time(sp, pid, t0, boot_ticks());
 	return pid;
 }
+#else
+/* vfork: we sleep until the child has exec'd or exited, sharing our memory with it, so a
+ * failure's errno is simply stored for us (as glibc's posix_spawn does); no errno pipe, which
+ * was 4 system calls and a pipe per rank. */
+pid_t boot_spawn(const struct boot_spawn *sp)
+{
+	volatile int e = 0;
+	volatile long long t1 = -1;
+	pid_t parent = getpid(), pid;
+
+	if (sp->extra_fd >= 0 && sp->extra_fd_target <= 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	long long t0 = boot_ticks();
+	pid = vfork();
+	if (pid == 0)
+		child(sp, -1, &e, &t1, parent);
+	if (pid < 0)
+		return -1;
+	if (e != 0) {
+		int err = e;
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		errno = err;
+		return -1;
+	}
+	start_time(sp, pid, t0, t1);
+	return pid;
+}
+#endif
 
 static int try_path(const char *file, char *buf, size_t len)
 {

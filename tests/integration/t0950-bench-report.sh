@@ -43,6 +43,8 @@ like "$(cat "$P")" "## Collectives across two nodes, one rank on each" "and a ta
 like "$targets" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(worst: [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"windowed streams both ways: measured (bench/streams)"
 like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
+like "$(cat "$P")" "^\| binary \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" \
+	"output forwarding shows wall and CPU time side by side"
 for png in latency bandwidth launch collectives; do
 	[ -s "$T/doc/perf/$png.png" ] && [ "$(head -c 4 "$T/doc/perf/$png.png" | tail -c 3)" = PNG ]
 	ok $? "plot $png.png drawn and linked" && like "$(cat "$P")" "\]\(perf/$png.png\)" "page links $png.png"
