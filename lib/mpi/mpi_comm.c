@@ -5,7 +5,7 @@
 
 #include "mpii.h"
 
-#define NCTX_WORDS 32 /* 2048 context ids; id i uses ctx 2i (pt2pt) and 2i+1 (collectives) */
+#define NCTX_WORDS MPII_NCTX_WORDS /* 2048 ids; id i uses ctx 2i (pt2pt), 2i+1 (collectives) */
 
 static uint64_t ctx_free[NCTX_WORDS];
 
@@ -56,7 +56,7 @@ int mpii_comm_init(void)
 	for (int i = 0; i < mpii.size; i++)
 		all[i] = i;
 	memset(ctx_free, 0xff, sizeof(ctx_free));
-	ctx_free[0] &= ~(uint64_t)3;
+	ctx_free[0] &= ~(uint64_t)7; /* world, self, the accept/connect handshake */
 	mpii.comms.first = 1;
 	gw = mpii_group_new(mpii.size, all);
 	gs = group_of(1, &mpii.rank);
@@ -75,6 +75,8 @@ int mpii_comm_init(void)
 static void comm_destroy(struct mpii_comm *c)
 {
 	mpii_attr_clear_comm(c);
+	if (c->handle == mpii.parent && c->handle != MPI_COMM_NULL)
+		mpii.parent = MPI_COMM_NULL;
 	if (c->handle > MPI_COMM_SELF)
 		mpii_ctx_free(c->ctx);
 	mpii_group_release(c->grp);
@@ -140,6 +142,21 @@ uint32_t mpii_ctx_alloc(struct mpii_comm *parent)
 	if (id)
 		claim(id);
 	return id * 2;
+}
+
+int mpii_ctx_mask(struct mpii_comm *c, uint64_t *mask)
+{
+	return mpii_allreduce(ctx_free, mask, NCTX_WORDS, mpii_dt(MPI_UINT64_T), MPI_BAND, c);
+}
+
+uint32_t mpii_ctx_lowest(const uint64_t *mask)
+{
+	return lowest(mask);
+}
+
+void mpii_ctx_claim(uint32_t id)
+{
+	claim(id);
 }
 
 void mpii_ctx_free(uint32_t ctx)
@@ -267,6 +284,8 @@ int mpii_comm_finish(struct mpii_comm *parent, struct mpii_group *g, struct mpii
 		return fn ? mpii_err(parent, MPI_ERR_NO_MEM, fn) : MPI_ERR_NO_MEM;
 	}
 	c->errh = parent->errh;
+	if (rg && parent->inter) /* dup, split, create of an intercommunicator: same sides */
+		c->order = parent->order;
 	*out = c->handle;
 	return MPI_SUCCESS;
 }
@@ -459,11 +478,4 @@ int PMPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleade
 		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Intercomm_create");
 	c->grp->refs++;
 	return mpii_comm_finish(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
-}
-
-MPII_ALIAS(Comm_get_parent)
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-	*parent = MPI_COMM_NULL; /* processes are never spawned by MPI_Comm_spawn here */
-	return MPI_SUCCESS;
 }

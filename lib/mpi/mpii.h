@@ -103,7 +103,9 @@ struct mpii_comm {
 	int *dims, *periods;
 	int nnodes, *index, *edges; /* graph: MPI_Graph_create's arguments */
 	struct mpii_comm *uni;      /* intercomm: both groups as one intracomm on ctx + 1 (lazy) */
-	unsigned nbc_seq;           /* nonblocking collectives started: picks each one's tag */
+	int order; /* intercomm union order: 0 by job rank; 1 local group first, 2 remote first (the
+	            * groups are of different jobs, whose job ranks say nothing: mpi_dyn.c) */
+	unsigned nbc_seq; /* nonblocking collectives started: picks each one's tag */
 };
 
 struct mpii_comm *mpii_comm(MPI_Comm h);
@@ -397,6 +399,24 @@ int mpii_inter_merge(struct mpii_comm *ic, int high, MPI_Comm *out);
 int mpii_inter_split(struct mpii_comm *ic, int color, int key, MPI_Comm *out);
 int mpii_inter_create(struct mpii_comm *ic, struct mpii_group *g, MPI_Comm *out);
 
+/* ---- dynamic processes (mpi_dyn.c, mpi_spawn.c; doc/PROTOCOL-mpi-wire.md section 8) ---- */
+#define MPII_CTX_PORT   4  /* context of the accept/connect handshake (id 2, never allocated) */
+#define MPII_NCTX_WORDS 32 /* words of a context id mask */
+/* The context ids free on every member of c (an allreduce over c). MPI code. */
+int mpii_ctx_mask(struct mpii_comm *c, uint64_t *mask);
+/* Lowest id set in mask (0: none); take id on this process. */
+uint32_t mpii_ctx_lowest(const uint64_t *mask);
+void mpii_ctx_claim(uint32_t id);
+/* A new port name (MPI_MAX_PORT_NAME bytes). MPI code. */
+int mpii_open_port(char *port);
+/* Accept on / connect to port, collectively over intracommunicator c with root `root` (port is
+ * significant there): the intercommunicator in *out. MPI code (MPI_ERR_PORT: bad port, nobody
+ * answered in time). */
+int mpii_accept(const char *port, int root, struct mpii_comm *c, MPI_Comm *out);
+int mpii_connect(const char *port, int root, struct mpii_comm *c, MPI_Comm *out);
+/* A spawned process: connect to the parents' port (MPI_Init). MPI code. */
+int mpii_spawn_init(const char *kvsname);
+
 /* ---- global state ---- */
 struct mpii_unexp;
 
@@ -415,6 +435,7 @@ struct mpii_state {
 	void *bsend_buf;
 	int bsend_pending;
 	struct mpii_sched *nbc; /* schedules of nonblocking collectives in progress */
+	MPI_Comm parent;        /* MPI_Comm_get_parent */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;
