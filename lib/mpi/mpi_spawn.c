@@ -17,11 +17,15 @@
 int mpii_spawn_init(const char *kvsname)
 {
 	char port[MPI_MAX_PORT_NAME];
+	int rc;
 
 	mpii.parent = MPI_COMM_NULL;
 	if (PMI_KVS_Get(kvsname, PARENT_KEY, port, (int)sizeof port) != PMI_SUCCESS)
 		return MPI_SUCCESS; /* started by PMI spawn, but not by an MPI_Comm_spawn */
-	return mpii_connect(port, 0, mpii_comm(MPI_COMM_WORLD), &mpii.parent);
+	rc = mpii_connect(port, 0, mpii_comm(MPI_COMM_WORLD), &mpii.parent);
+	if (rc == MPI_SUCCESS) /* the name MPI gives it (MPI-4 11.8.2) */
+		snprintf(mpii_comm(mpii.parent)->name, MPI_MAX_OBJECT_NAME, "MPI_COMM_PARENT");
+	return rc;
 }
 
 MPII_ALIAS(Comm_get_parent)
