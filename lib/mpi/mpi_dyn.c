@@ -228,17 +228,13 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 static int handshake(const char *port, int root, struct mpii_comm *c, int acceptor, MPI_Comm *out)
 {
 	uint64_t mask[MPII_NCTX_WORDS];
-	char mine[CARD] = "", *cards = malloc((size_t)c->size * CARD);
+	char *cards = NULL;
 	struct outcome o = {0, 0, NULL};
-	int rc = cards ? MPI_SUCCESS : MPI_ERR_NO_MEM, res[2], *rw = NULL;
+	int rc, res[2], *rw = NULL;
 	struct mpii_group *rg;
 
 	*out = MPI_COMM_NULL;
-	if (tp_card(mpii.tp, mine, sizeof mine) < 0)
-		mine[0] = '\0'; /* the root sees an empty card and fails the peer lookup */
-	if (rc == MPI_SUCCESS)
-		rc = mpii_allgather(mine, CARD, mpii_dt(MPI_CHAR), cards, CARD, mpii_dt(MPI_CHAR),
-		                    c);
+	rc = mpii_cards(c, &cards);
 	if (rc == MPI_SUCCESS)
 		rc = mpii_ctx_mask(c, mask);
 	if (rc != MPI_SUCCESS) {
@@ -261,12 +257,8 @@ static int handshake(const char *port, int root, struct mpii_comm *c, int accept
 		rc = mpii_bcast(o.cards, res[0] * CARD, mpii_dt(MPI_CHAR), root, c);
 	if (rc == MPI_SUCCESS && !(rw = malloc(sizeof(int) * (size_t)(res[0] + 1))))
 		rc = MPI_ERR_NO_MEM;
-	for (int i = 0; rc == MPI_SUCCESS && i < res[0]; i++) {
-		o.cards[(size_t)i * CARD + CARD - 1] = '\0';
-		rw[i] = tp_add_peer(mpii.tp, o.cards + (size_t)i * CARD);
-		if (rw[i] < 0)
-			rc = MPI_ERR_INTERN;
-	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_cards_world(o.cards, res[0], rw);
 	free(o.cards);
 	if (rc != MPI_SUCCESS) {
 		free(rw);
@@ -281,6 +273,35 @@ static int handshake(const char *port, int root, struct mpii_comm *c, int accept
 	if (rc == MPI_SUCCESS)
 		mpii_comm(*out)->order = acceptor ? 1 : 2;
 	return rc;
+}
+
+int mpii_cards(struct mpii_comm *c, char **cards)
+{
+	char mine[CARD] = "";
+	int rc;
+
+	*cards = malloc((size_t)c->size * CARD);
+	if (!*cards)
+		return MPI_ERR_NO_MEM;
+	if (tp_card(mpii.tp, mine, sizeof mine) < 0)
+		mine[0] = '\0';
+	rc = mpii_allgather(mine, CARD, mpii_dt(MPI_CHAR), *cards, CARD, mpii_dt(MPI_CHAR), c);
+	if (rc != MPI_SUCCESS) {
+		free(*cards);
+		*cards = NULL;
+	}
+	return rc;
+}
+
+int mpii_cards_world(char *cards, int n, int *w)
+{
+	for (int i = 0; i < n; i++) {
+		cards[(size_t)i * CARD + CARD - 1] = '\0';
+		w[i] = tp_add_peer(mpii.tp, cards + (size_t)i * CARD);
+		if (w[i] < 0)
+			return MPI_ERR_INTERN;
+	}
+	return MPI_SUCCESS;
 }
 
 int mpii_accept(const char *port, int root, struct mpii_comm *c, MPI_Comm *out)

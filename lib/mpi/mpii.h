@@ -414,6 +414,12 @@ int mpii_open_port(char *port);
  * answered in time). */
 int mpii_accept(const char *port, int root, struct mpii_comm *c, MPI_Comm *out);
 int mpii_connect(const char *port, int root, struct mpii_comm *c, MPI_Comm *out);
+/* Every member's transport card (MPII_CARD bytes each, in rank order of c) into *cards
+ * (malloc'ed; an allgather over c). MPI code. */
+#define MPII_CARD TP_DYN_CARD_MAX
+int mpii_cards(struct mpii_comm *c, char **cards);
+/* The peer index of each of the n cards into w[] (the cards are changed). MPI code. */
+int mpii_cards_world(char *cards, int n, int *w);
 /* A spawned process: connect to the parents' port (MPI_Init). MPI code. */
 int mpii_spawn_init(const char *kvsname);
 

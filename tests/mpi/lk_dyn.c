@@ -63,6 +63,26 @@ static void talk(MPI_Comm inter, int low)
 	MPI_Allreduce(&v, &total, 1, MPI_INT, MPI_SUM, merged);
 	LK_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
 	MPI_Barrier(merged);
+	/* groups mixing both jobs: even and odd merged ranks, joined by MPI_Intercomm_create */
+	if (msize > 1) {
+		MPI_Comm half, ic2;
+		int hr, hs, rs2;
+		MPI_Comm_split(merged, v % 2, v, &half);
+		MPI_Comm_rank(half, &hr);
+		MPI_Comm_size(half, &hs);
+		MPI_Intercomm_create(half, 0, merged, (v + 1) % 2, 123, &ic2);
+		MPI_Comm_remote_size(ic2, &rs2);
+		LK_CHECK(rs2 == msize - hs, "Intercomm_create remote size %d", rs2);
+		if (hr < rs2) {
+			int got = -1;
+			MPI_Sendrecv(&v, 1, MPI_INT, hr, 5, &got, 1, MPI_INT, hr, 5, ic2,
+			             MPI_STATUS_IGNORE);
+			LK_CHECK(got == 2 * hr + (v % 2 ? 0 : 1), "Intercomm_create: got %d", got);
+		}
+		MPI_Barrier(ic2);
+		MPI_Comm_free(&ic2);
+		MPI_Comm_free(&half);
+	}
 	MPI_Comm_free(&merged);
 }
 
