@@ -447,7 +447,7 @@ static int ic_leaders(struct mpii_comm *c, struct mpii_comm *p, int rleader, int
                       uint64_t *mask, int hdr[3], int **rw)
 {
 	struct mpii_dtype *it = mpii_dt(MPI_INT), *u64 = mpii_dt(MPI_UINT64_T);
-	uint64_t rmask[NCTX_WORDS];
+	uint64_t rmask[NCTX_WORDS] = {0};
 	int me[2] = {c->size, dyn || mpii_world_of(p, rleader) >= mpii.size}, them[2] = {0, 0};
 	int rc = mpii_sendrecv(me, 2, it, rleader, them, 2, it, rleader, tag, p, 0, NULL);
 
