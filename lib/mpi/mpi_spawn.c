@@ -94,6 +94,15 @@ static int pm_spawn(int count, char **cmds, char ***argvs, const int *np, const 
 	free(iv);
 	free(ni);
 	free(errs);
+	if (rc != PMI_SUCCESS) {
+		char why[160];
+		snprintf(
+		    why, sizeof why,
+		    "PMI_Spawn_multiple failed (PMI code %d; a line from the process manager, if "
+		    "any, says why)",
+		    rc);
+		mpii_err_detail(why);
+	}
 	return rc == PMI_SUCCESS ? MPI_SUCCESS : MPI_ERR_SPAWN;
 }
 
@@ -134,9 +143,8 @@ static int spawn(int count, char **cmds, char ***argvs, const int *np, const MPI
 		rc = res[0];
 	for (int i = 0; errcodes && i < res[1]; i++)
 		errcodes[i] = rc == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_SPAWN;
-	if (rc == MPI_ERR_SPAWN)
-		mpii_err_detail("the process manager could not start the processes (its line says "
-		                "why)");
+	if (rc == MPI_ERR_SPAWN && c->rank != root)
+		mpii_err_detail("the root's PMI_Spawn_multiple failed");
 	if (rc == MPI_SUCCESS)
 		rc = mpii_accept(port, root, c, inter);
 	return mpii_err(c, rc, fn);

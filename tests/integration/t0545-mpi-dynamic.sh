@@ -5,7 +5,8 @@
 # spawn_multiple of two commands with their MPI_APPNUM; accept/connect between two separately
 # started jobs (port through a file, and through the universe's name service); MPI_Comm_join
 # over a tcp socket; a child that crashes fails the job with one line; a bogus port is
-# MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; nothing left behind.
+# MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; a spawn the universe
+# refuses is MPI_ERR_SPAWN in every errcode; nothing left behind.
 # On one node, and on 4 ssh namespace nodes.
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
@@ -51,11 +52,13 @@ out=$(lkx --local -n 2 "$P" join 2>&1); rc=$?
 is "$rc" 0 "MPI_Comm_join over a tcp socket"
 like "$out" "lk_dyn: join talked" "the two sides talk over the join intercommunicator"
 t0=$(date +%s)
-out=$(LAMKIT_MPI_CONNECT_TIMEOUT=2 lkx --local -n 2 "$P" errors 2>&1); rc=$?
+out=$(LAMKIT_MPI_CONNECT_TIMEOUT=2 lkx --local-agents 1:2 -n 2 "$P" errors 2>&1); rc=$?
 t1=$(date +%s)
-is "$rc" 0 "MPI_ERR_PORT for a dead and a garbage port, MPI_ERR_NAME for an unknown name"
+is "$rc" 0 "MPI_ERR_PORT for a dead and a garbage port, MPI_ERR_NAME for an unknown name, MPI_ERR_SPAWN in every errcode of a refused spawn"
 like "$out" "lk_dyn: unaccepted connect failed after 2\.[0-9] s" "an unaccepted connect gives up after the timeout"
 ok "$([ $((t1 - t0)) -lt 20 ] && echo 0 || echo 1)" "all within a bounded time ($((t1 - t0)) s)"
+like "$out" "lamkit mpiexec: rank 0 on [^ ]+ cannot spawn: 64 processes do not fit" \
+	"the refused spawn: one line from mpiexec, the job goes on"
 out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" crash 3 2>&1); rc=$?
 is "$rc" 3 "a child exiting 3 fails the job with 3"
 is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"

@@ -8,7 +8,8 @@
  *   lk_dyn server WHERE   open a port, give it (WHERE = file:PATH or name:SERVICE), accept
  *   lk_dyn client WHERE   find the port (bounded wait) and connect; both exchange and reduce
  *   lk_dyn join           2 ranks: rank 0 listens on tcp, rank 1 connects, both MPI_Comm_join
- *   lk_dyn errors         MPI_ERR_PORT for a bogus port (within a bounded time), MPI_ERR_NAME
+ *   lk_dyn errors         MPI_ERR_PORT for a bogus port (within a bounded time), MPI_ERR_NAME,
+ *                         MPI_ERR_SPAWN for 64 children (run it where they do not fit)
  *   lk_dyn bench N        one parent spawns N children: "spawn N: X ms" to the intercomm barrier
  *   lk_dyn barrier        the children's side of bench without a parent (mpiexec -n N baseline)
  * Exit 0 when every check passed. */
@@ -357,6 +358,19 @@ static int errors(void)
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Close_port(port);
+	/* more children than the universe has slots: MPI_ERR_SPAWN, and in every errcode */
+	{
+		int *codes = calloc(64, sizeof(int)), bad = 0;
+		char *args[3] = {"child", "never", NULL};
+		rc = MPI_Comm_spawn(argv0, args, 64, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+		                    codes);
+		MPI_Error_class(rc, &cls);
+		for (int i = 0; i < 64; i++)
+			bad += codes[i] != MPI_ERR_SPAWN;
+		LK_CHECK(cls == MPI_ERR_SPAWN && !bad && inter == MPI_COMM_NULL,
+		         "refused spawn: class %d, %d errcodes not MPI_ERR_SPAWN", cls, bad);
+		free(codes);
+	}
 	rc = MPI_Lookup_name("lk-dyn-no-such-service", MPI_INFO_NULL, port);
 	MPI_Error_class(rc, &cls);
 	LK_CHECK(cls == MPI_ERR_NAME, "lookup of an unknown name: class %d", cls);
