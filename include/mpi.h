@@ -217,6 +217,7 @@ typedef struct MPI_Status {
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_MAX_INFO_KEY               255
 #define MPI_MAX_INFO_VAL               1024
+#define MPI_MAX_PORT_NAME              256
 #define MPI_CART                       1
 #define MPI_GRAPH                      2
 #define MPI_DIST_GRAPH                 3
@@ -239,6 +240,7 @@ typedef struct MPI_Status {
 #define MPI_UNWEIGHTED        ((int *)1)
 #define MPI_WEIGHTS_EMPTY     ((int *)2)
 #define MPI_ARGV_NULL         ((char **)0)
+#define MPI_ARGVS_NULL        ((char ***)0)
 
 /* One-sided communication. */
 #define MPI_LOCK_EXCLUSIVE      234
@@ -609,6 +611,23 @@ LK_MPI_FN(Dist_graph_neighbors_count, (MPI_Comm comm, int *indegree, int *outdeg
 LK_MPI_FN(Dist_graph_neighbors, (MPI_Comm comm, int maxin, int sources[], int sourceweights[],
                                  int maxout, int destinations[], int destweights[]))
 LK_MPI_FN(Comm_get_parent, (MPI_Comm * parent))
+LK_MPI_FN(Comm_spawn, (const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                       MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]))
+LK_MPI_FN(Comm_spawn_multiple,
+          (int count, char *array_of_commands[], char **array_of_argv[],
+           const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
+           MPI_Comm *intercomm, int array_of_errcodes[]))
+LK_MPI_FN(Open_port, (MPI_Info info, char *port_name))
+LK_MPI_FN(Close_port, (const char *port_name))
+LK_MPI_FN(Comm_accept,
+          (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm))
+LK_MPI_FN(Comm_connect,
+          (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm))
+LK_MPI_FN(Comm_disconnect, (MPI_Comm * comm))
+LK_MPI_FN(Comm_join, (int fd, MPI_Comm *intercomm))
+LK_MPI_FN(Publish_name, (const char *service_name, MPI_Info info, const char *port_name))
+LK_MPI_FN(Unpublish_name, (const char *service_name, MPI_Info info, const char *port_name))
+LK_MPI_FN(Lookup_name, (const char *service_name, MPI_Info info, char *port_name))
 LK_MPI_FN(Comm_split_type, (MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out))
 LK_MPI_FN(Info_create, (MPI_Info * info))
 LK_MPI_FN(Info_set, (MPI_Info info, const char *key, const char *value))

@@ -5,7 +5,7 @@
 
 #include "mpii.h"
 
-#define NCTX_WORDS 32 /* 2048 context ids; id i uses ctx 2i (pt2pt) and 2i+1 (collectives) */
+#define NCTX_WORDS MPII_NCTX_WORDS /* 2048 ids; id i uses ctx 2i (pt2pt), 2i+1 (collectives) */
 
 static uint64_t ctx_free[NCTX_WORDS];
 
@@ -56,7 +56,7 @@ int mpii_comm_init(void)
 	for (int i = 0; i < mpii.size; i++)
 		all[i] = i;
 	memset(ctx_free, 0xff, sizeof(ctx_free));
-	ctx_free[0] &= ~(uint64_t)3;
+	ctx_free[0] &= ~(uint64_t)7; /* world, self, the accept/connect handshake */
 	mpii.comms.first = 1;
 	gw = mpii_group_new(mpii.size, all);
 	gs = group_of(1, &mpii.rank);
@@ -75,6 +75,8 @@ int mpii_comm_init(void)
 static void comm_destroy(struct mpii_comm *c)
 {
 	mpii_attr_clear_comm(c);
+	if (c->handle == mpii.parent && c->handle != MPI_COMM_NULL)
+		mpii.parent = MPI_COMM_NULL;
 	if (c->handle > MPI_COMM_SELF)
 		mpii_ctx_free(c->ctx);
 	mpii_group_release(c->grp);
@@ -141,6 +143,21 @@ uint32_t mpii_ctx_alloc(struct mpii_comm *parent)
 	if (id)
 		claim(id);
 	return id * 2;
+}
+
+int mpii_ctx_mask(struct mpii_comm *c, uint64_t *mask)
+{
+	return mpii_allreduce(ctx_free, mask, NCTX_WORDS, mpii_dt(MPI_UINT64_T), MPI_BAND, c);
+}
+
+uint32_t mpii_ctx_lowest(const uint64_t *mask)
+{
+	return lowest(mask);
+}
+
+void mpii_ctx_claim(uint32_t id)
+{
+	claim(id);
 }
 
 void mpii_ctx_free(uint32_t ctx)
@@ -268,6 +285,8 @@ int mpii_comm_finish(struct mpii_comm *parent, struct mpii_group *g, struct mpii
 		return fn ? mpii_err(parent, MPI_ERR_NO_MEM, fn) : MPI_ERR_NO_MEM;
 	}
 	c->errh = parent->errh;
+	if (rg && parent->inter) /* dup, split, create of an intercommunicator: same sides */
+		c->order = parent->order;
 	*out = c->handle;
 	return MPI_SUCCESS;
 }
@@ -412,45 +431,102 @@ int PMPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *out)
 	return mpii_err(c, mpii_inter_merge(c, high ? 1 : 0, out), "MPI_Intercomm_merge");
 }
 
+/* Whether a member of g is a process of another job (a peer index past the job's ranks). */
+static int has_foreign(const struct mpii_group *g)
+{
+	for (int i = 0; i < g->size; i++)
+		if (g->world[i] >= mpii.size)
+			return 1;
+	return 0;
+}
+
+/* The leaders' exchange of MPI_Intercomm_create: the remote group's size and members, the
+ * context id free on both sides. Members are job ranks, or (mode 1: a process of another job is
+ * involved, whose job ranks mean nothing here) transport cards, gathered and handed out by the
+ * caller. hdr = {remote size, id, mode}; *rw the remote job ranks (mode 0). MPI code. */
+static int ic_leaders(struct mpii_comm *c, struct mpii_comm *p, int rleader, int tag, int dyn,
+                      uint64_t *mask, int hdr[3], int **rw)
+{
+	struct mpii_dtype *it = mpii_dt(MPI_INT), *u64 = mpii_dt(MPI_UINT64_T);
+	uint64_t rmask[NCTX_WORDS] = {0};
+	int me[2] = {c->size, dyn || mpii_world_of(p, rleader) >= mpii.size}, them[2] = {0, 0};
+	int rc = mpii_sendrecv(me, 2, it, rleader, them, 2, it, rleader, tag, p, 0, NULL);
+
+	hdr[0] = them[0];
+	hdr[2] = me[1] || them[1];
+	if (rc == MPI_SUCCESS && !hdr[2]) {
+		*rw = malloc(sizeof(int) * (size_t)(them[0] + 1));
+		rc = *rw ? mpii_sendrecv(c->grp->world, c->size, it, rleader, *rw, them[0], it,
+		                         rleader, tag, p, 0, NULL)
+		         : MPI_ERR_NO_MEM;
+	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_sendrecv(mask, NCTX_WORDS, u64, rleader, rmask, NCTX_WORDS, u64, rleader,
+		                   tag, p, 0, NULL);
+	for (int i = 0; i < NCTX_WORDS; i++)
+		mask[i] &= rmask[i];
+	hdr[1] = (int)lowest(mask);
+	return rc;
+}
+
+/* Mode 1: the remote group's cards reach every member through the leaders; *rw their peers.
+ * *order: the union order (mpii_comm.order), the group whose rank 0's card sorts lower first. */
+static int ic_cards(struct mpii_comm *c, int lleader, struct mpii_comm *p, int rleader, int tag,
+                    int rsize, int **rw, int *order)
+{
+	char *mine = NULL, *theirs = malloc((size_t)rsize * MPII_CARD + 1);
+	struct mpii_dtype *ch = mpii_dt(MPI_CHAR);
+	int rc = theirs ? mpii_cards(c, &mine) : MPI_ERR_NO_MEM;
+
+	if (rc == MPI_SUCCESS && c->rank == lleader)
+		rc = mpii_sendrecv(mine, c->size * MPII_CARD, ch, rleader, theirs,
+		                   rsize * MPII_CARD, ch, rleader, tag, p, 0, NULL);
+	if (rc == MPI_SUCCESS)
+		rc = mpii_bcast(theirs, rsize * MPII_CARD, ch, lleader, c);
+	if (rc == MPI_SUCCESS && !(*rw = malloc(sizeof(int) * (size_t)(rsize + 1))))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS) {
+		/* every member has both lists: their first cards decide alike everywhere */
+		*order = strncmp(mine, theirs, MPII_CARD) < 0 ? 1 : 2;
+		rc = mpii_cards_world(theirs, rsize, *rw);
+	}
+	free(mine);
+	free(theirs);
+	return rc;
+}
+
 MPII_ALIAS(Intercomm_create)
 int PMPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleader, int tag,
                           MPI_Comm *out)
 {
 	struct mpii_dtype *it = mpii_dt(MPI_INT), *u64 = mpii_dt(MPI_UINT64_T);
 	uint64_t mask[NCTX_WORDS];
-	int hdr[2] = {0, 0}, rsize = 0, *rw = NULL, rc;
+	int hdr[3] = {0, 0, 0}, rsize = 0, *rw = NULL, rc, dyn = 0, mine, order = 0;
 	struct mpii_group *rg;
 
 	GET_COMM(c, local, "MPI_Intercomm_create");
+	mine = has_foreign(c->grp);
 	rc = mpii_allreduce(ctx_free, mask, NCTX_WORDS, u64, MPI_BAND, c);
+	if (rc == MPI_SUCCESS)
+		rc = mpii_allreduce(&mine, &dyn, 1, it, MPI_MAX, c);
 	if (c->rank == lleader && rc == MPI_SUCCESS) {
-		uint64_t rmask[NCTX_WORDS];
 		struct mpii_comm *p = mpii_comm(peer);
 
 		if (!p)
 			return mpii_err(c, MPI_ERR_COMM, "MPI_Intercomm_create");
-		rc = mpii_sendrecv(&c->size, 1, it, rleader, &rsize, 1, it, rleader, tag, p, 0,
-		                   NULL);
-		rw = malloc(sizeof(int) * (size_t)(rsize + 1));
-		if (rc == MPI_SUCCESS && rw)
-			rc = mpii_sendrecv(c->grp->world, c->size, it, rleader, rw, rsize, it,
-			                   rleader, tag, p, 0, NULL);
-		if (rc == MPI_SUCCESS)
-			rc = mpii_sendrecv(mask, NCTX_WORDS, u64, rleader, rmask, NCTX_WORDS, u64,
-			                   rleader, tag, p, 0, NULL);
-		for (int i = 0; i < NCTX_WORDS; i++)
-			mask[i] &= rmask[i];
-		hdr[0] = rsize;
-		hdr[1] = (int)lowest(mask);
+		rc = ic_leaders(c, p, rleader, tag, dyn, mask, hdr, &rw);
 	}
 	if (rc == MPI_SUCCESS)
-		rc = mpii_bcast(hdr, 2, it, lleader, c);
-	if (rc == MPI_SUCCESS && c->rank != lleader) {
-		rsize = hdr[0];
-		rw = malloc(sizeof(int) * (size_t)(rsize + 1));
+		rc = mpii_bcast(hdr, 3, it, lleader, c);
+	rsize = hdr[0];
+	if (rc == MPI_SUCCESS && hdr[2]) {
+		rc = ic_cards(c, lleader, mpii_comm(peer), rleader, tag, rsize, &rw, &order);
+	} else if (rc == MPI_SUCCESS) {
+		if (c->rank != lleader)
+			rw = malloc(sizeof(int) * (size_t)(rsize + 1));
+		rc = rw ? mpii_bcast(rw, rsize, it, lleader, c) : MPI_ERR_NO_MEM;
 	}
-	if (rc != MPI_SUCCESS || !rw || !hdr[1] ||
-	    mpii_bcast(rw, rsize, it, lleader, c) != MPI_SUCCESS) {
+	if (rc != MPI_SUCCESS || !rw || !hdr[1]) {
 		free(rw);
 		return mpii_err(c, MPI_ERR_INTERN, "MPI_Intercomm_create");
 	}
@@ -459,12 +535,8 @@ int PMPI_Intercomm_create(MPI_Comm local, int lleader, MPI_Comm peer, int rleade
 	if (!rg)
 		return mpii_err(c, MPI_ERR_NO_MEM, "MPI_Intercomm_create");
 	c->grp->refs++;
-	return mpii_comm_finish(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
-}
-
-MPII_ALIAS(Comm_get_parent)
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-	*parent = MPI_COMM_NULL; /* processes are never spawned by MPI_Comm_spawn here */
-	return MPI_SUCCESS;
+	rc = mpii_comm_finish(c, c->grp, rg, (uint32_t)hdr[1] * 2, out, "MPI_Intercomm_create");
+	if (rc == MPI_SUCCESS) /* with processes of two jobs, job ranks give no common order */
+		mpii_comm(*out)->order = order;
+	return rc;
 }

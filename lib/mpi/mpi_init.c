@@ -141,6 +141,8 @@ static int do_init(int required, int *provided)
 	if (provided)
 		*provided = mpii.thread_level;
 	mpii.initialized = 1;
+	if (spawned && mpii_spawn_init(kvsname) != MPI_SUCCESS)
+		return init_fail("cannot connect to the parents' port (MPI_Comm_spawn)");
 	return MPI_SUCCESS;
 }
 

@@ -13,6 +13,8 @@ enum { T_IALLGATHER = 72, T_IALLTOALL, T_IRS, T_IRS2 };
 
 static int local_first(const struct mpii_comm *ic)
 {
+	if (ic->order) /* groups of two jobs: the side the handshake gave */
+		return ic->order == 1;
 	return ic->grp->world[0] < ic->rgrp->world[0];
 }
 

@@ -103,9 +103,11 @@ struct mpii_comm {
 	int *dims, *periods;
 	int nnodes, *index, *edges; /* graph: MPI_Graph_create's arguments */
 	struct mpii_comm *uni;      /* intercomm: both groups as one intracomm on ctx + 1 (lazy) */
-	unsigned nbc_seq;           /* nonblocking collectives started: picks each one's tag */
-	struct mpii_hier *hier;     /* node-aware collectives (mpi_hier.c), built on first use */
-	int hier_state;             /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
+	int order; /* intercomm union order: 0 by job rank; 1 local group first, 2 remote first (the
+	            * groups are of different jobs, whose job ranks say nothing: mpi_dyn.c) */
+	unsigned nbc_seq;       /* nonblocking collectives started: picks each one's tag */
+	struct mpii_hier *hier; /* node-aware collectives (mpi_hier.c), built on first use */
+	int hier_state;         /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
 };
 
 struct mpii_comm *mpii_comm(MPI_Comm h);
@@ -426,6 +428,30 @@ int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *r
 int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
                      int root, struct mpii_comm *c);
 
+/* ---- dynamic processes (mpi_dyn.c, mpi_spawn.c; doc/PROTOCOL-mpi-wire.md section 8) ---- */
+#define MPII_CTX_PORT   4  /* context of the accept/connect handshake (id 2, never allocated) */
+#define MPII_NCTX_WORDS 32 /* words of a context id mask */
+/* The context ids free on every member of c (an allreduce over c). MPI code. */
+int mpii_ctx_mask(struct mpii_comm *c, uint64_t *mask);
+/* Lowest id set in mask (0: none); take id on this process. */
+uint32_t mpii_ctx_lowest(const uint64_t *mask);
+void mpii_ctx_claim(uint32_t id);
+/* A new port name (MPI_MAX_PORT_NAME bytes). MPI code. */
+int mpii_open_port(char *port);
+/* Accept on / connect to port, collectively over intracommunicator c with root `root` (port is
+ * significant there): the intercommunicator in *out. MPI code (MPI_ERR_PORT: bad port, nobody
+ * answered in time). */
+int mpii_accept(const char *port, int root, struct mpii_comm *c, MPI_Comm *out);
+int mpii_connect(const char *port, int root, struct mpii_comm *c, MPI_Comm *out);
+/* Every member's transport card (MPII_CARD bytes each, in rank order of c) into *cards
+ * (malloc'ed; an allgather over c). MPI code. */
+#define MPII_CARD TP_DYN_CARD_MAX
+int mpii_cards(struct mpii_comm *c, char **cards);
+/* The peer index of each of the n cards into w[] (the cards are changed). MPI code. */
+int mpii_cards_world(char *cards, int n, int *w);
+/* A spawned process: connect to the parents' port (MPI_Init). MPI code. */
+int mpii_spawn_init(const char *kvsname);
+
 /* ---- global state ---- */
 struct mpii_unexp;
 
@@ -446,6 +472,7 @@ struct mpii_state {
 	void *bsend_buf;
 	int bsend_pending;
 	struct mpii_sched *nbc; /* schedules of nonblocking collectives in progress */
+	MPI_Comm parent;        /* MPI_Comm_get_parent */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;

@@ -182,6 +182,8 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	if (!tp)
 		goto nomem;
 	tp->cfg = *cfg;
+	tp->npeers = tp->cap = cfg->size;
+	tp->uid = tp_new_uid();
 	tp->local_ranks = malloc(sizeof(int) * (size_t)cfg->nlocal);
 	tp->kind = malloc((size_t)cfg->size);
 	tp->slot = malloc(sizeof(int) * (size_t)cfg->size);
@@ -202,7 +204,7 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 			goto nomem;
 	}
 	if (uses(tp, TP_TCP) || tp->mp) {
-		tp->tcp = tp_tcp_create(tp, err, errlen);
+		tp->tcp = tp_tcp_create(tp, 1, err, errlen);
 		if (!tp->tcp)
 			goto fail;
 	}
@@ -275,6 +277,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	/* udp drains itself: every packet acknowledged, a FIN from each peer it talked to */
 	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
 	tp_mp_destroy(tp);
+	tp_dyn_free(tp);
 	free(tp->local_ranks);
 	free(tp->kind);
 	free(tp->slot);
@@ -302,8 +305,8 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 {
 	struct tp_frag *f;
 
-	if (peer < 0 || peer >= tp->cfg.size || hlen > TP_HDR_MAX) {
-		errno = peer < 0 || peer >= tp->cfg.size ? EINVAL : EMSGSIZE;
+	if (peer < 0 || peer >= tp->npeers || hlen > TP_HDR_MAX) {
+		errno = peer < 0 || peer >= tp->npeers ? EINVAL : EMSGSIZE;
 		return -1;
 	}
 	tp->sent_frags[tp->kind[peer]]++;

@@ -53,6 +53,11 @@ struct tp {
 	/* fragments and payload bytes handed to each path (enum tp_kind), for LAMKIT_TP_STATS */
 	unsigned long long sent_frags[5], sent_bytes[5];
 	char err[512]; /* last failure of a path, one line (tp_error) */
+	/* peers of other jobs (tp_dyn.c): indexes size .. npeers-1, always over tcp */
+	int npeers, cap; /* peers known; room in kind[], slot[] and the tables below */
+	uint64_t uid;    /* this process among every job (the first field of its card) */
+	uint64_t *duid;  /* per peer of another job (index - size): its uid */
+	char **dcard;    /* its tcp card, NULL while only its connection is known */
 };
 
 /* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */
@@ -84,8 +89,14 @@ size_t tp_shm_frag_max(const struct tp_shm *s);
 int tp_shm_can_get(const struct tp_shm *s);
 int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
 
-/* tcp path (tp_tcp.c). create: open a listener and publish host:port. */
-struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen);
+/* tcp path (tp_tcp.c). create: open a listener and (publish != 0) publish its card lk-tcp-RANK. */
+struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen);
+/* Make room for tp->npeers peers (peers of other jobs were added). 0, or -1 (ENOMEM). */
+int tp_tcp_grow(struct tp_tcp *t);
+/* The listener's card "PORT;NETID;A/L,..." (tp_dyn.c puts the uid in front). */
+const char *tp_tcp_own_card(const struct tp_tcp *t);
+/* Connect to peer now if not connected yet (bounded). 0, or -1 with the reason in tp_error. */
+int tp_tcp_reach(struct tp_tcp *t, int peer);
 /* Close every connection and free. Accepts NULL. */
 void tp_tcp_destroy(struct tp_tcp *t);
 /* Send to peer rank; connects lazily. Same return convention as tp_send. */
@@ -195,6 +206,14 @@ static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size
 	tp->cfg.ops.recv(tp->cfg.arg, peer, hdr, hlen, data, len);
 	return 0;
 }
+
+/* Peers of other jobs (tp_dyn.c). The peer whose uid is uid, added without a card when unknown
+ * (a connection from another job arrived before tp_add_peer named it). Index, or -1 (ENOMEM). */
+int tp_dyn_peer(tp_t *tp, uint64_t uid);
+/* A random nonzero 64-bit id for this process (getrandom, else time and pid). */
+uint64_t tp_new_uid(void);
+/* Free the tables of peers of other jobs. */
+void tp_dyn_free(tp_t *tp);
 
 /* Prefix length of a netmask (host byte order). */
 int tp_plen_of(uint32_t mask);

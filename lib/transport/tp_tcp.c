@@ -26,10 +26,13 @@
  * in time, and sends HELLO {u32 magic, i32 rank}; the accepting side answers u32 1 (ACK, use
  * this connection) or 0 (NACK, close it). Nothing else is sent before the ACK. When both sides
  * connect at once the connection opened by the lower rank wins. Then frames {u32 hlen, u32 len,
- * hdr, payload} in host byte order (one host ABI).
+ * hdr, payload} in host byte order (one host ABI). A process of another job (MPI dynamic
+ * processes, section 8) says HELLO_DYN {u32 magic, u32 0, u64 uid} instead: its uid names it, and
+ * the lower uid's connection wins.
  */
 
 #define TCP_MAGIC  0x6c6b7463u /* "lktc" */
+#define TCP_MAGICD 0x6c6b7464u /* "lktd": HELLO_DYN */
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
 #define CONNECT_MS 3000        /* default bound of one connect attempt */
@@ -53,8 +56,10 @@ struct conn {
 struct tp_tcp {
 	tp_t *tp;
 	int lfd;
-	struct conn *c; /* per peer rank */
-	int *act, nact; /* ranks with an open connection */
+	int n;                  /* peers the tables below have room for */
+	char card[TP_CARD_MAX]; /* the listener's card */
+	struct conn *c;         /* per peer rank */
+	int *act, nact;         /* ranks with an open connection */
 	struct pollfd *pfd;
 	int *pfd_rank;
 	int nqueued;
@@ -64,11 +69,11 @@ struct tp_tcp {
 	struct tp_tcp_addr addr; /* own netid and subnets */
 };
 
-static int listen_and_publish(struct tp_tcp *t, char *err, size_t errlen)
+static int listen_and_publish(struct tp_tcp *t, int publish, char *err, size_t errlen)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t sl = sizeof(sa);
-	char key[32], card[TP_CARD_MAX];
+	char key[32], *card = t->card;
 
 	t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (t->lfd < 0 || bind(t->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
@@ -80,7 +85,7 @@ static int listen_and_publish(struct tp_tcp *t, char *err, size_t errlen)
 	snprintf(key, sizeof(key), "lk-tcp-%d", t->tp->cfg.rank);
 	if (t->debug)
 		fprintf(stderr, "lamkit tcp: rank %d: card %s=%s\n", t->tp->cfg.rank, key, card);
-	if (t->tp->cfg.kvs.put(t->tp->cfg.kvs.arg, key, card) < 0) {
+	if (publish && t->tp->cfg.kvs.put(t->tp->cfg.kvs.arg, key, card) < 0) {
 		snprintf(err, errlen, "tcp: cannot publish %s", key);
 		return -1;
 	}
@@ -89,10 +94,10 @@ static int listen_and_publish(struct tp_tcp *t, char *err, size_t errlen)
 
 /* ---- lifetime ---- */
 
-struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen)
+struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 {
 	struct tp_tcp *t = calloc(1, sizeof(*t));
-	size_t n = (size_t)tp->cfg.size;
+	size_t n = (size_t)tp->npeers;
 	const char *e;
 
 	if (!t || !(t->c = calloc(n, sizeof(*t->c))) || !(t->act = calloc(n, sizeof(int))) ||
@@ -104,6 +109,7 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen)
 	}
 	t->tp = tp;
 	t->lfd = -1;
+	t->n = (int)n;
 	for (size_t i = 0; i < n; i++)
 		t->c[i].fd = -1;
 	e = getenv("LAMKIT_TP_DEBUG");
@@ -112,7 +118,7 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, char *err, size_t errlen)
 	t->connect_ms = e && atoi(e) > 0 ? atoi(e) : CONNECT_MS;
 	e = getenv("LAMKIT_TCP_INPLACE");
 	t->no_place = e && !strcmp(e, "0");
-	if (listen_and_publish(t, err, errlen) < 0) {
+	if (listen_and_publish(t, publish, err, errlen) < 0) {
 		tp_tcp_destroy(t);
 		return NULL;
 	}
@@ -125,7 +131,7 @@ void tp_tcp_destroy(struct tp_tcp *t)
 
 	if (!t)
 		return;
-	for (int i = 0; t->c && i < t->tp->cfg.size; i++) {
+	for (int i = 0; t->c && i < t->n; i++) {
 		struct tp_frag *f;
 		if (t->c[i].fd >= 0)
 			close(t->c[i].fd);
@@ -141,6 +147,39 @@ void tp_tcp_destroy(struct tp_tcp *t)
 	free(t->pfd_rank);
 	free(t);
 	errno = e;
+}
+
+int tp_tcp_grow(struct tp_tcp *t)
+{
+	size_t n = (size_t)t->tp->npeers;
+	struct conn *c;
+	int *a, *pr;
+	struct pollfd *pf;
+
+	if ((int)n <= t->n)
+		return 0;
+	if (!(c = realloc(t->c, n * sizeof(*c))))
+		return -1;
+	t->c = c;
+	if (!(a = realloc(t->act, n * sizeof(int))))
+		return -1;
+	t->act = a;
+	if (!(pf = realloc(t->pfd, (n + 1) * sizeof(*pf))))
+		return -1;
+	t->pfd = pf;
+	if (!(pr = realloc(t->pfd_rank, (n + 1) * sizeof(int))))
+		return -1;
+	t->pfd_rank = pr;
+	memset(t->c + t->n, 0, (n - (size_t)t->n) * sizeof(*c));
+	for (size_t i = (size_t)t->n; i < n; i++)
+		t->c[i].fd = -1;
+	t->n = (int)n;
+	return 0;
+}
+
+const char *tp_tcp_own_card(const struct tp_tcp *t)
+{
+	return t->card;
 }
 
 /* Give peer's connection the socket fd (closing an older one) and list it as active. */
@@ -196,12 +235,14 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Nonblocking connect bounded by ms, then HELLO. The fd, or -1 with errno. */
-static int try_connect(struct tp_tcp *t, struct in_addr a, int port)
+/* Nonblocking connect bounded by ms, then HELLO (HELLO_DYN to a peer of another job). The fd, or
+ * -1 with errno. */
+static int try_connect(struct tp_tcp *t, int peer, struct in_addr a, int port)
 {
 	struct sockaddr_in sa = {
 	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = a};
-	uint32_t hello[2] = {TCP_MAGIC, (uint32_t)t->tp->cfg.rank};
+	uint32_t hello[4] = {TCP_MAGIC, (uint32_t)t->tp->cfg.rank, 0, 0};
+	size_t hl = 8;
 	long end = now_ms() + t->connect_ms;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), e = 0;
 	socklen_t el = sizeof(e);
@@ -227,7 +268,13 @@ static int try_connect(struct tp_tcp *t, struct in_addr a, int port)
 			goto fail;
 		}
 	}
-	if (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+	if (peer >= t->tp->cfg.size) {
+		hello[0] = TCP_MAGICD;
+		hello[1] = 0;
+		memcpy(hello + 2, &t->tp->uid, 8);
+		hl = 16;
+	}
+	if (send(fd, hello, hl, MSG_NOSIGNAL) != (ssize_t)hl)
 		goto fail;
 	return fd;
 fail:
@@ -273,7 +320,16 @@ static int start_connect(struct tp_tcp *t, int peer)
 
 	snprintf(key, sizeof(key), "lk-tcp-%d", peer);
 	snprintf(msg, ml, "tcp: rank %d cannot reach rank %d:", t->tp->cfg.rank, peer);
-	if (t->tp->cfg.kvs.get(t->tp->cfg.kvs.arg, key, card, sizeof(card)) < 0 ||
+	if (peer >= t->tp->cfg.size) { /* another job's: the card tp_add_peer was given */
+		const char *dc = t->tp->dcard[peer - t->tp->cfg.size];
+		snprintf(key, sizeof(key), "of peer %d (another job)", peer);
+		snprintf(msg, ml,
+		         "tcp: rank %d cannot reach peer %d of another job:", t->tp->cfg.rank,
+		         peer);
+		snprintf(card, sizeof(card), "%s", dc ? dc : "");
+	}
+	if ((peer < t->tp->cfg.size &&
+	     t->tp->cfg.kvs.get(t->tp->cfg.kvs.arg, key, card, sizeof(card)) < 0) ||
 	    (n = tp_tcp_card_parse(card, &port, &netid, cv)) < 0) {
 		snprintf(msg, ml, "tcp: rank %d: no usable business card %s for rank %d",
 		         t->tp->cfg.rank, key, peer);
@@ -282,7 +338,7 @@ static int start_connect(struct tp_tcp *t, int peer)
 	}
 	same = strcmp(netid, "-") ? strcmp(netid, t->addr.netid) == 0 : t->tp->slot[peer] >= 0;
 	while ((i = tp_tcp_next_cand(&t->addr, cv, n, same)) >= 0) {
-		fd = try_connect(t, cv[i].a, port);
+		fd = try_connect(t, peer, cv[i].a, port);
 		if (fd >= 0)
 			break;
 		note_failure(msg, ml, cv[i].a, port, errno);
@@ -375,26 +431,48 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 
 /* ---- receiving ---- */
 
+/* Read a HELLO (bounded): the peer index it names (a peer of another job is added when new), or
+ * -1 when it is malformed. *wins: the connection is taken when ours to that peer is pending. */
+static int read_hello(struct tp_tcp *t, int fd, int *wins)
+{
+	uint32_t hello[2];
+	uint64_t uid;
+	int p;
+
+	if (recv(fd, hello, 8, MSG_WAITALL) != 8)
+		return -1;
+	if (hello[0] == TCP_MAGIC) {
+		p = (int)hello[1];
+		*wins = p < t->tp->cfg.rank;
+		return p >= 0 && p < t->tp->cfg.size ? p : -1;
+	}
+	if (hello[0] != TCP_MAGICD || recv(fd, &uid, 8, MSG_WAITALL) != 8 || !uid)
+		return -1;
+	p = tp_dyn_peer(t->tp, uid);
+	if (p < 0 || tp_tcp_grow(t) < 0)
+		return -1;
+	*wins = uid < t->tp->uid;
+	return p;
+}
+
 /* Adopt or refuse an accepted connection after reading its HELLO (bounded blocking read). */
 static int accept_one(struct tp_tcp *t)
 {
-	uint32_t hello[2], ans;
+	uint32_t ans;
 	struct conn *c;
 	struct timeval tv = {5, 0};
-	int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC), p, me = t->tp->cfg.rank;
+	int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC), p, me = t->tp->cfg.rank, wins = 0;
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    recv(fd, hello, 8, MSG_WAITALL) != 8 || hello[0] != TCP_MAGIC || (int)hello[1] < 0 ||
-	    (int)hello[1] >= t->tp->cfg.size) {
+	    (p = read_hello(t, fd, &wins)) < 0) {
 		close(fd);
 		return 0;
 	}
-	p = (int)hello[1];
 	c = &t->c[p];
-	ans = c->st == C_NONE || c->st == C_WAITPEER || (c->st == C_HELLO && p < me);
+	ans = c->st == C_NONE || c->st == C_WAITPEER || (c->st == C_HELLO && wins);
 	if (send(fd, &ans, 4, MSG_NOSIGNAL) != 4 || !ans || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
 		close(fd);
 		return 0;
@@ -678,6 +756,11 @@ int tp_tcp_poll(struct tp_tcp *t)
 		while ((k = accept_one(t)) > 0)
 			n += k;
 	return n;
+}
+
+int tp_tcp_reach(struct tp_tcp *t, int peer)
+{
+	return t->c[peer].st == C_NONE ? start_connect(t, peer) : 0;
 }
 
 size_t tp_tcp_backlog(struct tp_tcp *t, int peer)

@@ -1,0 +1,491 @@
+/* lib/mpi/mpi_dyn.c: ports and the accept/connect handshake between jobs, join, disconnect. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpii.h"
+#include "pmi.h"
+
+/*
+ * doc/PROTOCOL-mpi-wire.md section 8. A port is "lamkit-port:TAG:CARD" with CARD the root's
+ * transport card (tp_card: uid@tcp-card). The connecting root sends HELLO {n, mask, card} on the
+ * handshake context with tag TAG; the accepting root answers {n, id} (id 0: no context id free on
+ * both sides), and the two swap the cards of their groups. Each root broadcasts the outcome to its
+ * group; every member adds the remote processes as transport peers and builds the
+ * intercommunicator on the agreed id, the accepting group first in the union order.
+ */
+
+#define PORT_PREFIX "lamkit-port:"
+#define CARD        TP_DYN_CARD_MAX
+
+struct hello {
+	int32_t n, pad;
+	uint64_t mask[MPII_NCTX_WORDS];
+	char card[CARD];
+};
+
+static unsigned port_seq;
+
+/* Seconds to wait (LAMKIT_MPI_CONNECT_TIMEOUT / LAMKIT_MPI_ACCEPT_TIMEOUT, else dflt). */
+static double timeout_of(const char *env, double dflt)
+{
+	const char *e = getenv(env);
+	double v = e ? atof(e) : 0;
+
+	return v > 0 ? v : dflt;
+}
+
+int mpii_open_port(char *port)
+{
+	char card[MPI_MAX_PORT_NAME - 24]; /* room for the prefix and the tag */
+
+	if (tp_card(mpii.tp, card, sizeof card) < 0) {
+		mpii_err_detail(tp_error(mpii.tp));
+		return MPI_ERR_OTHER;
+	}
+	port_seq = port_seq % 1000000 + 1;
+	snprintf(port, MPI_MAX_PORT_NAME, PORT_PREFIX "%u:%s", port_seq, card);
+	return MPI_SUCCESS;
+}
+
+/* Tag and card of a port name; -1 if it is not one. */
+static int parse_port(const char *port, int *tag, const char **card)
+{
+	char *end;
+	long t;
+
+	if (!port || strncmp(port, PORT_PREFIX, strlen(PORT_PREFIX)))
+		return -1;
+	t = strtol(port + strlen(PORT_PREFIX), &end, 10);
+	if (t < 1 || t > MPII_TAG_UB || *end != ':' || strlen(end + 1) >= CARD)
+		return -1;
+	*tag = (int)t;
+	*card = end + 1;
+	return 0;
+}
+
+/* A private communicator of two on the handshake context: the accepting root is rank 0, the
+ * connecting root rank 1; `peer` is the other's transport peer (-1 while unknown). */
+static struct mpii_comm *hs_comm(int acceptor, int peer)
+{
+	int *w = malloc(2 * sizeof(int));
+	struct mpii_comm *u = calloc(1, sizeof(*u));
+
+	if (!w || !u)
+		goto fail;
+	w[acceptor ? 0 : 1] = mpii.rank;
+	w[acceptor ? 1 : 0] = peer;
+	u->grp = mpii_group_new(2, w);
+	w = NULL;
+	if (!u->grp)
+		goto fail;
+	u->handle = MPI_COMM_NULL;
+	u->refs = 1;
+	u->ctx = MPII_CTX_PORT;
+	u->rank = u->grp->rank;
+	u->size = 2;
+	u->errh = MPI_ERRORS_RETURN;
+	return u;
+fail:
+	free(w);
+	free(u);
+	return NULL;
+}
+
+/* Receive into buf from src on hs within secs: MPI code, MPI_ERR_PORT on timeout. */
+static int recv_within(void *buf, int len, int src, int tag, struct mpii_comm *hs, double secs)
+{
+	struct lk_request *r;
+	double end = PMPI_Wtime() + secs;
+	int rc = mpii_irecv(buf, len, mpii_dt(MPI_BYTE), src, tag, hs, 0, &r);
+
+	if (rc != MPI_SUCCESS)
+		return rc;
+	/* the other side may be a job still starting on these CPUs: after 1 ms, poll every
+	 * 50 us instead of spinning */
+	for (double t0 = PMPI_Wtime(); !r->done && PMPI_Wtime() < end;) {
+		mpii_progress_wait();
+		if (!r->done && PMPI_Wtime() - t0 > 1e-3)
+			nanosleep(&(struct timespec){0, 50000}, NULL);
+	}
+	if (!r->done && mpii_cancel_recv(r)) {
+		mpii_req_free(r);
+		return MPI_ERR_PORT;
+	}
+	return mpii_wait(r, NULL);
+}
+
+/* What a root learned, broadcast to its group: remote size and context id (or -code), cards. */
+struct outcome {
+	int n, id;
+	char *cards;
+};
+
+static int swap_cards(struct mpii_comm *hs, int other, const char *mine, int nl, struct outcome *o,
+                      int tag)
+{
+	o->cards = malloc((size_t)o->n * CARD + 1);
+	if (!o->cards)
+		return MPI_ERR_NO_MEM;
+	return mpii_sendrecv(mine, nl * CARD, mpii_dt(MPI_BYTE), other, o->cards, o->n * CARD,
+	                     mpii_dt(MPI_BYTE), other, tag, hs, 0, NULL);
+}
+
+static int accept_root(const char *port, const char *cards, int nl, const uint64_t *mask,
+                       struct outcome *o)
+{
+	struct hello *h = calloc(1, sizeof(*h));
+	char mine[CARD];
+	const char *card;
+	int tag, rc, p, ans[2];
+	struct mpii_comm *hs = NULL;
+
+	if (!h)
+		return MPI_ERR_NO_MEM;
+	rc = parse_port(port, &tag, &card) < 0 || tp_card(mpii.tp, mine, sizeof mine) < 0 ||
+	             strcmp(card, mine)
+	         ? MPI_ERR_PORT
+	         : MPI_SUCCESS;
+	if (rc == MPI_SUCCESS && !(hs = hs_comm(1, -1)))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = recv_within(h, (int)sizeof(*h), MPI_ANY_SOURCE, tag, hs,
+		                 timeout_of("LAMKIT_MPI_ACCEPT_TIMEOUT", 600));
+	mpii_comm_release(hs);
+	hs = NULL;
+	h->card[CARD - 1] = '\0';
+	if (rc == MPI_SUCCESS && ((p = tp_add_peer(mpii.tp, h->card)) < 0 || h->n < 1))
+		rc = MPI_ERR_PORT;
+	if (rc == MPI_SUCCESS && !(hs = hs_comm(1, p)))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS) {
+		uint64_t both[MPII_NCTX_WORDS];
+		for (int i = 0; i < MPII_NCTX_WORDS; i++)
+			both[i] = mask[i] & h->mask[i];
+		ans[0] = nl;
+		ans[1] = (int)mpii_ctx_lowest(both);
+		o->n = h->n;
+		o->id = ans[1] ? ans[1] : -MPI_ERR_INTERN;
+		rc = mpii_send(ans, 2, mpii_dt(MPI_INT), 1, tag, hs, 0, MODE_STD);
+	}
+	if (rc == MPI_SUCCESS && o->id > 0)
+		rc = swap_cards(hs, 1, cards, nl, o, tag);
+	mpii_comm_release(hs);
+	free(h);
+	return rc;
+}
+
+static int connect_root(const char *port, const char *cards, int nl, const uint64_t *mask,
+                        struct outcome *o)
+{
+	struct hello *h = calloc(1, sizeof(*h));
+	const char *card;
+	int tag, rc = MPI_SUCCESS, p = -1, ans[2] = {0, 0};
+	struct mpii_comm *hs = NULL;
+
+	if (!h)
+		return MPI_ERR_NO_MEM;
+	if (parse_port(port, &tag, &card) < 0 || (p = tp_add_peer(mpii.tp, card)) < 0 ||
+	    p == mpii.rank) {
+		char why[160];
+		snprintf(why, sizeof why, "not a port name of a lamkit MPI process: '%.100s'",
+		         port ? port : "(null)");
+		mpii_err_detail(why);
+		rc = MPI_ERR_PORT;
+	} else if (tp_reach(mpii.tp, p) < 0) {
+		mpii_err_detail(tp_error(mpii.tp));
+		rc = MPI_ERR_PORT;
+	} else if (!(hs = hs_comm(0, p))) {
+		rc = MPI_ERR_NO_MEM;
+	}
+	if (rc == MPI_SUCCESS) {
+		h->n = nl;
+		memcpy(h->mask, mask, sizeof h->mask);
+		tp_card(mpii.tp, h->card, sizeof h->card);
+		rc = mpii_send(h, (int)sizeof(*h), mpii_dt(MPI_BYTE), 0, tag, hs, 0, MODE_STD);
+	}
+	if (rc == MPI_SUCCESS) {
+		double secs = timeout_of("LAMKIT_MPI_CONNECT_TIMEOUT", 60);
+		rc = recv_within(ans, (int)sizeof ans, 0, tag, hs, secs);
+		if (rc == MPI_ERR_PORT) {
+			char why[120];
+			snprintf(why, sizeof why, "nobody accepted on the port within %.0f s",
+			         secs);
+			mpii_err_detail(why);
+		}
+	}
+	if (rc == MPI_SUCCESS) {
+		o->n = ans[0];
+		o->id = ans[1] ? ans[1] : -MPI_ERR_INTERN;
+		if (o->id > 0)
+			rc = swap_cards(hs, 0, cards, nl, o, tag);
+	}
+	mpii_comm_release(hs);
+	free(h);
+	return rc;
+}
+
+/* The members' side of accept/connect: every card of c at the root, the ids free on c; the root
+ * runs its half (fn); the outcome goes to everyone, who build the intercommunicator. */
+static int handshake(const char *port, int root, struct mpii_comm *c, int acceptor, MPI_Comm *out)
+{
+	uint64_t mask[MPII_NCTX_WORDS];
+	char *cards = NULL;
+	struct outcome o = {0, 0, NULL};
+	int rc, res[2], *rw = NULL;
+	struct mpii_group *rg;
+
+	*out = MPI_COMM_NULL;
+	rc = mpii_cards(c, &cards);
+	if (rc == MPI_SUCCESS)
+		rc = mpii_ctx_mask(c, mask);
+	if (rc != MPI_SUCCESS) {
+		free(cards);
+		return rc;
+	}
+	if (c->rank == root) {
+		rc = acceptor ? accept_root(port, cards, c->size, mask, &o)
+		              : connect_root(port, cards, c->size, mask, &o);
+		res[0] = o.n;
+		res[1] = rc != MPI_SUCCESS ? -rc : o.id;
+	}
+	free(cards);
+	rc = mpii_bcast(res, 2, mpii_dt(MPI_INT), root, c);
+	if (rc == MPI_SUCCESS && res[1] <= 0)
+		rc = -res[1];
+	if (rc == MPI_SUCCESS && c->rank != root && !(o.cards = malloc((size_t)res[0] * CARD + 1)))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = mpii_bcast(o.cards, res[0] * CARD, mpii_dt(MPI_CHAR), root, c);
+	if (rc == MPI_SUCCESS && !(rw = malloc(sizeof(int) * (size_t)(res[0] + 1))))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = mpii_cards_world(o.cards, res[0], rw);
+	free(o.cards);
+	if (rc != MPI_SUCCESS) {
+		free(rw);
+		return rc;
+	}
+	mpii_ctx_claim((uint32_t)res[1]);
+	rg = mpii_group_new(res[0], rw);
+	if (!rg)
+		return MPI_ERR_NO_MEM;
+	c->grp->refs++;
+	rc = mpii_comm_finish(c, c->grp, rg, (uint32_t)res[1] * 2, out, NULL);
+	if (rc == MPI_SUCCESS)
+		mpii_comm(*out)->order = acceptor ? 1 : 2;
+	return rc;
+}
+
+int mpii_cards(struct mpii_comm *c, char **cards)
+{
+	char mine[CARD] = "";
+	int rc;
+
+	*cards = malloc((size_t)c->size * CARD);
+	if (!*cards)
+		return MPI_ERR_NO_MEM;
+	if (tp_card(mpii.tp, mine, sizeof mine) < 0)
+		mine[0] = '\0';
+	rc = mpii_allgather(mine, CARD, mpii_dt(MPI_CHAR), *cards, CARD, mpii_dt(MPI_CHAR), c);
+	if (rc != MPI_SUCCESS) {
+		free(*cards);
+		*cards = NULL;
+	}
+	return rc;
+}
+
+int mpii_cards_world(char *cards, int n, int *w)
+{
+	for (int i = 0; i < n; i++) {
+		cards[(size_t)i * CARD + CARD - 1] = '\0';
+		w[i] = tp_add_peer(mpii.tp, cards + (size_t)i * CARD);
+		if (w[i] < 0)
+			return MPI_ERR_INTERN;
+	}
+	return MPI_SUCCESS;
+}
+
+int mpii_accept(const char *port, int root, struct mpii_comm *c, MPI_Comm *out)
+{
+	return handshake(port, root, c, 1, out);
+}
+
+int mpii_connect(const char *port, int root, struct mpii_comm *c, MPI_Comm *out)
+{
+	return handshake(port, root, c, 0, out);
+}
+
+/* ---- the API ---- */
+
+#define GET_INTRA(c, h, fn)                                                                        \
+	struct mpii_comm *c = mpii_comm(h);                                                        \
+	if (!c || c->inter)                                                                        \
+	return mpii_err(c, MPI_ERR_COMM, fn)
+
+MPII_ALIAS(Open_port)
+int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+	(void)info;
+	MPII_CHECK_INIT("MPI_Open_port");
+	return mpii_err(NULL, mpii_open_port(port_name), "MPI_Open_port");
+}
+
+MPII_ALIAS(Close_port)
+int PMPI_Close_port(const char *port_name)
+{
+	const char *card;
+	int tag;
+
+	MPII_CHECK_INIT("MPI_Close_port");
+	if (parse_port(port_name, &tag, &card) < 0)
+		return mpii_err(NULL, MPI_ERR_PORT, "MPI_Close_port");
+	return MPI_SUCCESS; /* the listener is the transport's, shared by every port */
+}
+
+static int check_root(struct mpii_comm *c, int root, const char *fn)
+{
+	return root < 0 || root >= c->size ? mpii_err(c, MPI_ERR_ROOT, fn) : MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_accept)
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                     MPI_Comm *newcomm)
+{
+	(void)info;
+	MPII_CHECK_INIT("MPI_Comm_accept");
+	GET_INTRA(c, comm, "MPI_Comm_accept");
+	if (check_root(c, root, "MPI_Comm_accept"))
+		return MPI_ERR_ROOT;
+	return mpii_err(c, mpii_accept(port_name, root, c, newcomm), "MPI_Comm_accept");
+}
+
+MPII_ALIAS(Comm_connect)
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                      MPI_Comm *newcomm)
+{
+	(void)info;
+	MPII_CHECK_INIT("MPI_Comm_connect");
+	GET_INTRA(c, comm, "MPI_Comm_connect");
+	if (check_root(c, root, "MPI_Comm_connect"))
+		return MPI_ERR_ROOT;
+	return mpii_err(c, mpii_connect(port_name, root, c, newcomm), "MPI_Comm_connect");
+}
+
+MPII_ALIAS(Comm_disconnect)
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+	struct mpii_comm *c;
+	int rc;
+
+	MPII_CHECK_INIT("MPI_Comm_disconnect");
+	c = comm ? mpii_comm(*comm) : NULL;
+	if (!c || c->handle <= MPI_COMM_SELF)
+		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_disconnect");
+	/* what this process sent has left, and every member got this far: nothing of the
+	 * communicator is in flight any more */
+	for (double t0 = PMPI_Wtime(); tp_queued(mpii.tp) && PMPI_Wtime() - t0 < 10.0;)
+		mpii_progress_wait();
+	rc = c->inter ? mpii_inter_barrier(c) : mpii_barrier(c);
+	if (rc != MPI_SUCCESS)
+		return mpii_err(c, rc, "MPI_Comm_disconnect");
+	return PMPI_Comm_free(comm);
+}
+
+/* ---- MPI_Comm_join: the port names go over the socket ---- */
+
+/* Write or read all of buf[len] on fd, each wait bounded by secs. 0, or -1. */
+static int fd_io(int fd, char *buf, size_t len, int wr, double secs)
+{
+	double end = PMPI_Wtime() + secs;
+
+	while (len) {
+		struct pollfd p = {.fd = fd, .events = wr ? POLLOUT : POLLIN};
+		ssize_t k;
+		int ms = (int)((end - PMPI_Wtime()) * 1000);
+		if (ms <= 0 || poll(&p, 1, ms) <= 0) {
+			if (ms > 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		k = wr ? write(fd, buf, len) : read(fd, buf, len);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0)
+			return -1;
+		buf += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+MPII_ALIAS(Comm_join)
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+	char mine[MPI_MAX_PORT_NAME], theirs[MPI_MAX_PORT_NAME];
+	double secs = timeout_of("LAMKIT_MPI_CONNECT_TIMEOUT", 60);
+	int rc;
+
+	MPII_CHECK_INIT("MPI_Comm_join");
+	rc = mpii_open_port(mine);
+	if (rc != MPI_SUCCESS)
+		return mpii_err(NULL, rc, "MPI_Comm_join");
+	memset(theirs, 0, sizeof theirs);
+	/* fixed size both ways: the same bytes whatever the name's length */
+	if (fd_io(fd, mine, sizeof mine, 1, secs) < 0 ||
+	    fd_io(fd, theirs, sizeof theirs, 0, secs) < 0) {
+		mpii_err_detail(
+		    "MPI_Comm_join: the socket did not carry the other side's port name");
+		return mpii_err(NULL, MPI_ERR_OTHER, "MPI_Comm_join");
+	}
+	theirs[sizeof theirs - 1] = '\0';
+	rc = strcmp(mine, theirs);
+	if (rc == 0)
+		return mpii_err(NULL, MPI_ERR_ARG, "MPI_Comm_join");
+	/* the side with the lower name accepts on it, the other connects */
+	rc = rc < 0 ? mpii_accept(mine, 0, mpii_comm(MPI_COMM_SELF), intercomm)
+	            : mpii_connect(theirs, 0, mpii_comm(MPI_COMM_SELF), intercomm);
+	return mpii_err(NULL, rc, "MPI_Comm_join");
+}
+
+/* ---- names (the process manager's name service: the universe's) ---- */
+
+MPII_ALIAS(Publish_name)
+int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+	(void)info;
+	MPII_CHECK_INIT("MPI_Publish_name");
+	if (!service_name || !port_name || !*service_name)
+		return mpii_err(NULL, MPI_ERR_ARG, "MPI_Publish_name");
+	if (PMI_Publish_name(service_name, port_name) != PMI_SUCCESS)
+		return mpii_err(NULL, MPI_ERR_SERVICE, "MPI_Publish_name");
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Unpublish_name)
+int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+	(void)info;
+	(void)port_name;
+	MPII_CHECK_INIT("MPI_Unpublish_name");
+	if (!service_name || PMI_Unpublish_name(service_name) != PMI_SUCCESS)
+		return mpii_err(NULL, MPI_ERR_SERVICE, "MPI_Unpublish_name");
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Lookup_name)
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+{
+	char buf[MPI_MAX_PORT_NAME + 1] = "";
+
+	(void)info;
+	MPII_CHECK_INIT("MPI_Lookup_name");
+	if (!service_name || PMI_Lookup_name(service_name, buf) != PMI_SUCCESS || !buf[0])
+		return mpii_err(NULL, MPI_ERR_NAME, "MPI_Lookup_name");
+	snprintf(port_name, MPI_MAX_PORT_NAME, "%s", buf);
+	return MPI_SUCCESS;
+}

@@ -1,0 +1,117 @@
+#!/bin/bash
+# t0545: dynamic processes in lamkit's own MPI (doc/PROTOCOL-mpi-wire.md section 8), with
+# tests/mpi/lk_dyn built by the tree: MPI_Comm_spawn of children that talk with their parents
+# both ways, barrier and allreduce over the intercommunicator and over MPI_Intercomm_merge;
+# spawn_multiple of two commands with their MPI_APPNUM; accept/connect between two separately
+# started jobs (port through a file, and through the universe's name service); MPI_Comm_join
+# over a tcp socket; a child that crashes fails the job with one line; a bogus port is
+# MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; a spawn the universe
+# refuses is MPI_ERR_SPAWN in every errcode; nothing left behind.
+# On one node, and on 4 ssh namespace nodes.
+# timeout: 240
+. "$(dirname "$0")/../lib/common.sh"
+D=$LAMKIT_TOP/out/mpi-lamkit
+[ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
+P=$D/lk_dyn
+[ -x "$P" ] || skip_all "lk_dyn not built"
+left() { pgrep -f "^$P" | tr '\n' ' '; }
+lines() { printf '%s\n' "$1" | grep -c -- "$2"; }
+lkmpi_before=$(ls /dev/shm | grep '^lkmpi-' | sort)
+
+# server WHERE ARGS... / client: two jobs started apart; the client's output in $out, both rcs
+pair() {
+	local where=$1 sargs=$2 cargs=$3
+	rm -f "$T/port"
+	# shellcheck disable=SC2086
+	(lkx $sargs "$P" server "$where" >"$T/server.out" 2>&1; echo $? >"$T/server.rc") &
+	# shellcheck disable=SC2086
+	out=$(lkx $cargs "$P" client "$where" 2>&1); rc=$?
+	wait
+	sout=$(cat "$T/server.out") src=$(cat "$T/server.rc")
+}
+
+# ---- one node ----
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" spawn 3 2>&1); rc=$?
+is "$rc" 0 "2 parents spawn 3 children, all exit 0"
+like "$out" "lk_dyn: spawn parents=2 children=3 talked" "messages both ways, barrier, allreduce, merge"
+like "$out" "lk_dyn: OK size=2 checks=" "the parents' checks pass"
+like "$out" "lk_dyn child: OK size=3 checks=" "the children's checks pass"
+[ "$rc" = 0 ] || diag "$out"
+out=$(LKX_TIMEOUT=60 lkx --local-agents 3:2 -n 2 "$P" spawn 4 2>&1); rc=$?
+is "$rc" 0 "--local-agents 3:2: 4 children on the other agents' slots"
+like "$out" "lk_dyn child: OK size=4 checks=" "talk with their parents"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" multi 2>&1); rc=$?
+is "$rc" 0 "spawn_multiple of 1 + 2 children"
+like "$out" "lk_dyn: spawn_multiple 1\+2 appnums ok" "MPI_APPNUM 0 for the first command, 1 for the second"
+like "$out" "lk_dyn child: OK size=3 checks=" "the children of both commands are one job of 3"
+pair "file:$T/port" "--local -n 2" "--local -n 3"
+is "$src:$rc" "0:0" "accept/connect between two jobs, the port in a file"
+like "$sout" "lk_dyn: server accepted and talked" "the server job (2 ranks) talked"
+like "$out" "lk_dyn: OK size=3 checks=" "the client job (3 ranks) talked"
+out=$(lkx --local -n 2 "$P" join 2>&1); rc=$?
+is "$rc" 0 "MPI_Comm_join over a tcp socket"
+like "$out" "lk_dyn: join talked" "the two sides talk over the join intercommunicator"
+t0=$(date +%s)
+out=$(LAMKIT_MPI_CONNECT_TIMEOUT=2 lkx --local-agents 1:2 -n 2 "$P" errors 2>&1); rc=$?
+t1=$(date +%s)
+is "$rc" 0 "MPI_ERR_PORT for a dead and a garbage port, MPI_ERR_NAME for an unknown name, MPI_ERR_SPAWN in every errcode of a refused spawn"
+like "$out" "lk_dyn: unaccepted connect failed after 2\.[0-9] s" "an unaccepted connect gives up after the timeout"
+ok "$([ $((t1 - t0)) -lt 20 ] && echo 0 || echo 1)" "all within a bounded time ($((t1 - t0)) s)"
+like "$out" "lamkit mpiexec: rank 0 on [^ ]+ cannot spawn: 64 processes do not fit" \
+	"the refused spawn: one line from mpiexec, the job goes on"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" crash 3 2>&1); rc=$?
+is "$rc" 3 "a child exiting 3 fails the job with 3"
+is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"
+like "$(printf '%s\n' "$out" | tail -n 1)" \
+	"^lamkit mpiexec: spawned job 1 \(lk_dyn\): rank 1 \(pid [0-9]+ on [^)]+\) exited with status 3$" \
+	"naming the spawned job, the rank and the status"
+sleep 1
+is "$(left)" "" "no parent or child left"
+is "$(lkmpi_leaked "$lkmpi_before")" "" "no lamkit MPI segment left in /dev/shm"
+
+# ---- four ssh namespace nodes, 2 slots each ----
+if [ "$(id -u)" = 0 ] && { command -v sshd >/dev/null || [ -x /usr/sbin/sshd ]; }; then
+	. "$LAMKIT_TOP/tests/lib/netns.sh"
+	at_exit netns_down
+	K=4
+	if netns_up $K; then
+		R="$LAMKIT_TMPDIR/lamkit-$(id -u)"
+		U="$R/universe"
+		at_exit '[ -f "$U" ] && timeout 30 "$LAMKIT" wipe >/dev/null 2>&1'
+		{
+			echo "boot = \"ssh\"; algorithm = \"linear\"; timeout = 15"
+			echo "ssh = { options = { \"-F\", \"$NETNS_SSH_CONFIG\" }, verify = false }"
+			echo "defaults = { program = \"$LAMKIT\" }"
+			echo "for i = 1, $K do node(\"n\" .. i) { cpu = 2 } end"
+		} >"$T/u.lua"
+		(cd "$T" && timeout 60 "$LAMKIT" boot u.lua >/dev/null 2>&1)
+		is $? 0 "boot $K ssh nodes"
+		out=$(lkx -n 2 "$P" spawn 4 2>&1); rc=$?
+		is "$rc" 0 "2 parents on n1 spawn 4 children on the other nodes"
+		like "$out" "lk_dyn: spawn parents=2 children=4 talked" "they talk over tcp across nodes"
+		like "$out" "lk_dyn child: OK size=4 checks=" "the children's checks pass"
+		[ "$rc" = 0 ] || { diag "$out"; diag_agent_logs; }
+		out=$(lkx -n 2 "$P" multi 2>&1); rc=$?
+		is "$rc" 0 "spawn_multiple across nodes"
+		like "$out" "lk_dyn: spawn_multiple 1\+2 appnums ok" "with their MPI_APPNUM"
+		pair "name:lk-dyn-$$" "-n 2 -hosts n2" "-n 2 -hosts n4"
+		is "$src:$rc" "0:0" "a job on n2 accepts, a job on n4 connects, the port via publish/lookup"
+		like "$sout" "lk_dyn: server accepted and talked" "the server job talked"
+		like "$out" "lk_dyn: client connected and talked" "the client job talked"
+		[ "$src:$rc" = 0:0 ] || diag "$sout$out"
+		out=$(lkx -n 2 --map-by node "$P" join 2>&1); rc=$?
+		is "$rc" 0 "MPI_Comm_join between ranks on two nodes"
+		[ "$rc" = 0 ] || diag "$out"
+		out=$(lkx -n 2 "$P" crash 3 2>&1); rc=$?
+		is "$rc" 3 "across nodes, a child exiting 3 fails the job"
+		is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"
+		pids=$(awk '$1 == "node" { print $8 }' "$U" | tr '\n' ' ')
+		(cd "$T" && timeout 30 "$LAMKIT" halt >/dev/null 2>&1)
+		is $? 0 "halt"
+		wait_gone 5 $pids; ok $? "every agent gone"
+		is "$(left)" "" "no parent or child left on any node"
+	else
+		ok 1 "netns_up $K"
+	fi
+fi
+done_testing

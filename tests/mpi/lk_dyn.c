@@ -1,0 +1,432 @@
+/* tests/mpi/lk_dyn.c: dynamic processes in lamkit's MPI: spawn, spawn_multiple, accept/connect
+ * between jobs, join, the errors.
+ *   lk_dyn spawn N        every rank of the job spawns N children (collective, root 0): messages
+ *                         both ways, barrier and allreduce over the intercommunicator and over
+ *                         MPI_Intercomm_merge, MPI_UNIVERSE_SIZE; "lk_dyn: OK spawn ..." on rank 0
+ *   lk_dyn multi          spawn_multiple: 1 child of "app0", 2 of "app1"; MPI_APPNUM 0, 1, 1
+ *   lk_dyn crash K        spawn 2 children; child 1 exits K after talking (the job fails)
+ *   lk_dyn server WHERE   open a port, give it (WHERE = file:PATH or name:SERVICE), accept
+ *   lk_dyn client WHERE   find the port (bounded wait) and connect; both exchange and reduce
+ *   lk_dyn join           2 ranks: rank 0 listens on tcp, rank 1 connects, both MPI_Comm_join
+ *   lk_dyn errors         MPI_ERR_PORT for a bogus port (within a bounded time), MPI_ERR_NAME,
+ *                         MPI_ERR_SPAWN for 64 children (run it where they do not fit)
+ *   lk_dyn bench N        one parent spawns N children: "spawn N: X ms" to the intercomm barrier
+ *   lk_dyn barrier        the children's side of bench without a parent (mpiexec -n N baseline)
+ * Exit 0 when every check passed. */
+#include <arpa/inet.h>
+#include <mpi.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <poll.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "lk_util.h"
+
+static char *argv0;
+
+/* Talk over inter (either side): remote rank r gets 1000 * (my rank + 1) + r from each; then an
+ * intercomm barrier, an allreduce (sum of the other group's ranks + 1), the merged comm's
+ * allreduce. `low` orders the merge. */
+static void talk(MPI_Comm inter, int low)
+{
+	int rsize, me, v, sum = 0, want = 0, msize, total;
+	MPI_Comm merged;
+
+	MPI_Comm_remote_size(inter, &rsize);
+	MPI_Comm_rank(inter, &me);
+	for (int r = 0; r < rsize; r++) {
+		v = 1000 * (me + 1) + r;
+		MPI_Send(&v, 1, MPI_INT, r, 7, inter);
+	}
+	for (int r = 0; r < rsize; r++) {
+		v = -1;
+		MPI_Recv(&v, 1, MPI_INT, r, 7, inter, MPI_STATUS_IGNORE);
+		LK_CHECK(v == 1000 * (r + 1) + me, "from remote %d got %d", r, v);
+	}
+	MPI_Barrier(inter);
+	v = me + 1;
+	MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, inter);
+	for (int r = 0; r < rsize; r++)
+		want += r + 1;
+	LK_CHECK(sum == want, "intercomm allreduce %d, want %d", sum, want);
+	MPI_Intercomm_merge(inter, !low, &merged);
+	MPI_Comm_size(merged, &msize);
+	MPI_Comm_size(inter, &v);
+	LK_CHECK(msize == v + rsize, "merged size %d", msize);
+	MPI_Comm_rank(merged, &v);
+	LK_CHECK(low ? v == me : v == me + rsize, "merged rank %d (low %d)", v, low);
+	MPI_Allreduce(&v, &total, 1, MPI_INT, MPI_SUM, merged);
+	LK_CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
+	MPI_Barrier(merged);
+	/* groups mixing both jobs: even and odd merged ranks, joined by MPI_Intercomm_create */
+	if (msize > 1) {
+		MPI_Comm half, ic2;
+		int hr, hs, rs2;
+		MPI_Comm_split(merged, v % 2, v, &half);
+		MPI_Comm_rank(half, &hr);
+		MPI_Comm_size(half, &hs);
+		MPI_Intercomm_create(half, 0, merged, (v + 1) % 2, 123, &ic2);
+		MPI_Comm_remote_size(ic2, &rs2);
+		LK_CHECK(rs2 == msize - hs, "Intercomm_create remote size %d", rs2);
+		if (hr < rs2) {
+			int got = -1;
+			MPI_Sendrecv(&v, 1, MPI_INT, hr, 5, &got, 1, MPI_INT, hr, 5, ic2,
+			             MPI_STATUS_IGNORE);
+			LK_CHECK(got == 2 * hr + (v % 2 ? 0 : 1), "Intercomm_create: got %d", got);
+		}
+		MPI_Barrier(ic2);
+		MPI_Comm_free(&ic2);
+		MPI_Comm_free(&half);
+	}
+	MPI_Comm_free(&merged);
+}
+
+static int child(int argc, char **argv, MPI_Comm parent)
+{
+	int *appnum, flag = 0, an;
+
+	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+	an = flag ? *appnum : -1;
+	if (argc > 2 && !strcmp(argv[2], "app1"))
+		LK_CHECK(an == 1, "appnum %d, want 1", an);
+	else if (argc > 2 && !strcmp(argv[2], "app0"))
+		LK_CHECK(an == 0, "appnum %d, want 0", an);
+	if (argc > 2 && !strcmp(argv[2], "bench")) {
+		MPI_Barrier(parent);
+		MPI_Comm_disconnect(&parent);
+		MPI_Finalize();
+		return 0;
+	}
+	talk(parent, 0);
+	MPI_Send(&an, 1, MPI_INT, 0, 9, parent);
+	if (argc > 3 && !strcmp(argv[2], "crash") && lk_rank == 1)
+		_exit(atoi(argv[3]));
+	MPI_Comm_disconnect(&parent);
+	LK_CHECK(parent == MPI_COMM_NULL, "disconnect sets the handle to null");
+	MPI_Comm_get_parent(&parent);
+	LK_CHECK(parent == MPI_COMM_NULL, "no parent after disconnect");
+	lk_name = "lk_dyn child";
+	return lk_finish();
+}
+
+static int spawn(int n, const char *how)
+{
+	char *args[3] = {"child", (char *)how, NULL};
+	int *errs = calloc((size_t)n, sizeof(int)), rsize = 0, an[3], *usize, flag = 0;
+	MPI_Comm inter;
+
+	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+	LK_CHECK(flag && *usize >= lk_size, "MPI_UNIVERSE_SIZE %d", flag ? *usize : -1);
+	MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+	for (int i = 0; i < n; i++)
+		LK_CHECK(errs[i] == MPI_SUCCESS, "errcode[%d] = %d", i, errs[i]);
+	free(errs);
+	MPI_Comm_remote_size(inter, &rsize);
+	LK_CHECK(rsize == n, "remote size %d, want %d", rsize, n);
+	talk(inter, 1);
+	for (int i = 0; i < n && lk_rank == 0; i++)
+		MPI_Recv(&an[0], 1, MPI_INT, i, 9, inter, MPI_STATUS_IGNORE);
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0)
+		printf("lk_dyn: spawn parents=%d children=%d talked\n", lk_size, n);
+	return lk_finish();
+}
+
+static int multi(void)
+{
+	char *cmds[2] = {argv0, argv0};
+	char *a0[3] = {"child", "app0", NULL}, *a1[3] = {"child", "app1", NULL};
+	char **args[2] = {a0, a1};
+	int np[2] = {1, 2}, errs[3] = {-1, -1, -1}, an;
+	MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+	MPI_Comm inter;
+
+	MPI_Comm_spawn_multiple(2, cmds, args, np, infos, 0, MPI_COMM_WORLD, &inter, errs);
+	LK_CHECK(!errs[0] && !errs[1] && !errs[2], "errcodes %d %d %d", errs[0], errs[1], errs[2]);
+	talk(inter, 1);
+	for (int i = 0; i < 3 && lk_rank == 0; i++) {
+		MPI_Recv(&an, 1, MPI_INT, i, 9, inter, MPI_STATUS_IGNORE);
+		LK_CHECK(an == (i > 0), "child %d has appnum %d", i, an);
+	}
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0)
+		printf("lk_dyn: spawn_multiple 1+2 appnums ok\n");
+	return lk_finish();
+}
+
+static int crash(const char *k)
+{
+	char *args[4] = {"child", "crash", (char *)k, NULL};
+	MPI_Comm inter;
+	int an;
+
+	MPI_Comm_spawn(argv0, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+	               MPI_ERRCODES_IGNORE);
+	talk(inter, 1);
+	for (int i = 0; i < 2 && lk_rank == 0; i++)
+		MPI_Recv(&an, 1, MPI_INT, i, 9, inter, MPI_STATUS_IGNORE);
+	sleep(30); /* the job is ended for the crashed child before this */
+	return 1;
+}
+
+/* WHERE = file:PATH or name:SERVICE */
+static int server(const char *where)
+{
+	char port[MPI_MAX_PORT_NAME];
+	MPI_Comm inter;
+
+	MPI_Open_port(MPI_INFO_NULL, port);
+	if (lk_rank == 0 && !strncmp(where, "file:", 5)) {
+		char tmp[4096];
+		FILE *f;
+		snprintf(tmp, sizeof tmp, "%s.tmp", where + 5);
+		f = fopen(tmp, "w");
+		LK_CHECK(f && fprintf(f, "%s\n", port) > 0 && fclose(f) == 0 &&
+		             rename(tmp, where + 5) == 0,
+		         "cannot write %s", where + 5);
+	} else if (lk_rank == 0) {
+		LK_CHECK(MPI_Publish_name(where + 5, MPI_INFO_NULL, port) == MPI_SUCCESS,
+		         "publish %s", where + 5);
+	}
+	MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+	talk(inter, 1);
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0 && strncmp(where, "file:", 5))
+		MPI_Unpublish_name(where + 5, MPI_INFO_NULL, port);
+	MPI_Close_port(port);
+	if (lk_rank == 0)
+		printf("lk_dyn: server accepted and talked\n");
+	return lk_finish();
+}
+
+static int client(const char *where)
+{
+	char port[MPI_MAX_PORT_NAME] = "";
+	MPI_Comm inter;
+	int found = 0;
+
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	for (int i = 0; i < 300 && !found && lk_rank == 0; i++) {
+		if (!strncmp(where, "file:", 5)) {
+			FILE *f = fopen(where + 5, "r");
+			found = f && fgets(port, sizeof port, f) && port[0];
+			if (f)
+				fclose(f);
+			port[strcspn(port, "\n")] = '\0';
+		} else {
+			found = MPI_Lookup_name(where + 5, MPI_INFO_NULL, port) == MPI_SUCCESS;
+		}
+		if (!found)
+			usleep(100000);
+	}
+	LK_CHECK(found || lk_rank, "no port at %s", where);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+	talk(inter, 0);
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0)
+		printf("lk_dyn: client connected and talked\n");
+	return lk_finish();
+}
+
+/* Rank 0's IPv4 addresses, non-loopback first, space-separated, into buf. */
+static void my_addrs(char *buf, size_t len)
+{
+	struct ifaddrs *ifa = NULL;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (getifaddrs(&ifa) < 0)
+		return;
+	for (int lo = 0; lo < 2; lo++)
+		for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+			char ip[INET_ADDRSTRLEN];
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+			    !!(i->ifa_flags & IFF_LOOPBACK) != lo)
+				continue;
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip,
+			          sizeof ip);
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s ", ip);
+		}
+	freeifaddrs(ifa);
+}
+
+/* Connect to one of the addresses in list on port (each attempt bounded). fd or -1. */
+static int dial(char *list, int port)
+{
+	for (char *a = strtok(list, " "); a; a = strtok(NULL, " ")) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+		struct timeval tv = {3, 0};
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0 || inet_pton(AF_INET, a, &sa.sin_addr) != 1)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static int join(void)
+{
+	int fd = -1, port = 0, one = 1, rsize = 0, v;
+	char addrs[1024] = "";
+	MPI_Comm inter;
+
+	if (lk_size != 2) {
+		LK_CHECK(0, "join wants 2 ranks");
+		return lk_finish();
+	}
+	if (lk_rank == 0) {
+		struct sockaddr_in sa = {.sin_family = AF_INET};
+		struct pollfd p = {.events = POLLIN};
+		socklen_t sl = sizeof sa;
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		LK_CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+		             listen(l, 1) == 0 && getsockname(l, (struct sockaddr *)&sa, &sl) == 0,
+		         "listen");
+		port = ntohs(sa.sin_port);
+		my_addrs(addrs, sizeof addrs);
+		/* synchronous: the messages have arrived before this rank blocks outside MPI */
+		MPI_Ssend(addrs, sizeof addrs, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+		MPI_Ssend(&port, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
+		p.fd = l;
+		if (poll(&p, 1, 20000) == 1)
+			fd = accept(l, NULL, NULL);
+		close(l);
+	} else {
+		MPI_Recv(addrs, sizeof addrs, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Recv(&port, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		fd = dial(addrs, port);
+	}
+	LK_CHECK(fd >= 0, "no socket between the two ranks");
+	if (fd < 0)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Comm_join(fd, &inter);
+	close(fd);
+	MPI_Comm_remote_size(inter, &rsize);
+	LK_CHECK(rsize == 1, "join: remote size %d", rsize);
+	v = lk_rank;
+	MPI_Sendrecv_replace(&v, 1, MPI_INT, 0, 3, 0, 3, inter, MPI_STATUS_IGNORE);
+	LK_CHECK(v == 1 - lk_rank, "join: got %d", v);
+	talk(inter, lk_rank == 0);
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0)
+		printf("lk_dyn: join talked\n");
+	return lk_finish();
+}
+
+static int errors(void)
+{
+	char port[MPI_MAX_PORT_NAME];
+	MPI_Comm inter = MPI_COMM_NULL;
+	double t0;
+	int rc, cls = -1;
+
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	t0 = MPI_Wtime();
+	/* a well-formed port of a process that does not exist: nothing listens on tcp port 1 */
+	rc = MPI_Comm_connect("lamkit-port:1:00000000000000ab@1;-;127.0.0.1/8", MPI_INFO_NULL, 0,
+	                      MPI_COMM_SELF, &inter);
+	MPI_Error_class(rc, &cls);
+	LK_CHECK(cls == MPI_ERR_PORT && inter == MPI_COMM_NULL, "dead port: class %d", cls);
+	rc = MPI_Comm_connect("no such port", MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+	MPI_Error_class(rc, &cls);
+	LK_CHECK(cls == MPI_ERR_PORT, "garbage port: class %d", cls);
+	LK_CHECK(MPI_Wtime() - t0 < 10, "the refusals took %.1f s", MPI_Wtime() - t0);
+	/* our own port, nobody accepts: the connect gives up after LAMKIT_MPI_CONNECT_TIMEOUT */
+	MPI_Open_port(MPI_INFO_NULL, port);
+	if (lk_size > 1 && lk_rank == 1) {
+		MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 4, MPI_COMM_WORLD,
+		         MPI_STATUS_IGNORE);
+		t0 = MPI_Wtime();
+		rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+		MPI_Error_class(rc, &cls);
+		LK_CHECK(cls == MPI_ERR_PORT, "unaccepted port: class %d", cls);
+		printf("lk_dyn: unaccepted connect failed after %.1f s\n", MPI_Wtime() - t0);
+	} else if (lk_size > 1 && lk_rank == 0) {
+		MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 1, 4, MPI_COMM_WORLD);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Close_port(port);
+	/* more children than the universe has slots: MPI_ERR_SPAWN, and in every errcode */
+	{
+		int *codes = calloc(64, sizeof(int)), bad = 0;
+		char *args[3] = {"child", "never", NULL};
+		rc = MPI_Comm_spawn(argv0, args, 64, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+		                    codes);
+		MPI_Error_class(rc, &cls);
+		for (int i = 0; i < 64; i++)
+			bad += codes[i] != MPI_ERR_SPAWN;
+		LK_CHECK(cls == MPI_ERR_SPAWN && !bad && inter == MPI_COMM_NULL,
+		         "refused spawn: class %d, %d errcodes not MPI_ERR_SPAWN", cls, bad);
+		free(codes);
+	}
+	rc = MPI_Lookup_name("lk-dyn-no-such-service", MPI_INFO_NULL, port);
+	MPI_Error_class(rc, &cls);
+	LK_CHECK(cls == MPI_ERR_NAME, "lookup of an unknown name: class %d", cls);
+	if (lk_rank == 0)
+		printf("lk_dyn: errors as MPI says\n");
+	return lk_finish();
+}
+
+static int bench(int n)
+{
+	char *args[3] = {"child", "bench", NULL};
+	MPI_Comm inter;
+	double t0 = MPI_Wtime();
+
+	MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+	               MPI_ERRCODES_IGNORE);
+	MPI_Barrier(inter);
+	if (lk_rank == 0)
+		printf("spawn %d: %.1f ms\n", n, (MPI_Wtime() - t0) * 1e3);
+	MPI_Comm_disconnect(&inter);
+	MPI_Finalize();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Comm parent;
+	const char *mode = argc > 1 ? argv[1] : "spawn";
+
+	argv0 = argv[0];
+	lk_init(&argc, &argv, "lk_dyn");
+	MPI_Comm_get_parent(&parent);
+	if (parent != MPI_COMM_NULL)
+		return child(argc, argv, parent);
+	if (!strcmp(mode, "spawn"))
+		return spawn(argc > 2 ? atoi(argv[2]) : 2, "spawned");
+	if (!strcmp(mode, "multi"))
+		return multi();
+	if (!strcmp(mode, "crash"))
+		return crash(argc > 2 ? argv[2] : "3");
+	if (!strcmp(mode, "server") && argc > 2)
+		return server(argv[2]);
+	if (!strcmp(mode, "client") && argc > 2)
+		return client(argv[2]);
+	if (!strcmp(mode, "join"))
+		return join();
+	if (!strcmp(mode, "errors"))
+		return errors();
+	if (!strcmp(mode, "bench"))
+		return bench(argc > 2 ? atoi(argv[2]) : 1);
+	if (!strcmp(mode, "barrier")) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Finalize();
+		return 0;
+	}
+	fprintf(stderr, "lk_dyn: unknown mode %s\n", mode);
+	MPI_Finalize();
+	return 100;
+}
