@@ -321,6 +321,28 @@ int mpii_nbc_check(MPI_Comm comm, MPI_Request *req, struct mpii_comm **cp);
 /* The MPI code (with its one-line reason) for an MPI_I* collective on an intercommunicator. */
 int mpii_nbc_inter(const char *fn);
 
+/* Nonblocking collectives on intercommunicator ic (mpi_nbc_inter.c): schedules on its union,
+ * with the blocking ones' semantics (root MPI_ROOT / MPI_PROC_NULL / a remote rank). MPI codes,
+ * reported through ic's error handler. */
+int mpii_inbc_barrier(struct mpii_comm *ic, MPI_Request *req);
+int mpii_inbc_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *ic,
+                    MPI_Request *req);
+int mpii_inbc_reduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                     int root, struct mpii_comm *ic, MPI_Request *req);
+int mpii_inbc_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                        struct mpii_comm *ic, MPI_Request *req);
+int mpii_inbc_gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                      const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                      int root, struct mpii_comm *ic, MPI_Request *req, const char *fn);
+int mpii_inbc_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
+                       struct mpii_dtype *sd, void *rbuf, int rcount, struct mpii_dtype *rd,
+                       int root, struct mpii_comm *ic, MPI_Request *req, const char *fn);
+int mpii_inbc_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                         const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                         struct mpii_comm *ic, MPI_Request *req, const char *fn);
+int mpii_inbc_alltoall(const struct mpii_a2a *a, struct mpii_comm *ic, MPI_Request *req,
+                       const char *fn);
+
 /* ---- one-sided communication (mpi_win.c, mpi_rma.c) ----
  * Every rank of a window shares one node. A control segment (POSIX shm) holds one lock line
  * per rank; window memory from MPI_Win_allocate(_shared) lives in the same segment, mapped by

@@ -12,7 +12,7 @@ D=$LAMKIT_TOP/out/mpi-lamkit
 lkmpi_before=$(ls /dev/shm | grep '^lkmpi-' | sort)
 
 for n in 1 2 3 4; do
-	for p in lk_p2p lk_dtype lk_coll lk_comm lk_inter lk_cancel lk_topo lk_misc lk_ext lk_nbc lk_rma; do
+	for p in lk_p2p lk_dtype lk_coll lk_comm lk_inter lk_cancel lk_topo lk_misc lk_ext lk_nbc lk_inbc lk_rma; do
 		case $n:$p in 1:lk_p2p | 1:lk_dtype | 1:lk_inter | 1:lk_cancel) continue ;; esac # need a peer
 		out=$(LKX_TIMEOUT=120 lkx -n $n "$D/$p" 2>&1); rc=$?
 		is "$rc" 0 "$p -n $n exits 0"
@@ -31,7 +31,7 @@ like "$(LAMKIT_SHM_LARGE=cma-refused lkx -n 3 "$D/lk_p2p" 2>&1)" "lk_p2p: OK siz
 is "$(lkx -n 4 "$D/hello" | grep -c 'of 4 on')" 4 "hello -n 4"
 like "$(lkx -n 3 "$D/lk_misc" 2>&1)" "MPI_COMM_SELF attributes deleted at finalize" \
 	"lk_misc: MPI_COMM_SELF attribute callbacks run in MPI_Finalize"
-for p in lk_p2p lk_coll lk_inter lk_cancel lk_nbc lk_rma; do
+for p in lk_p2p lk_coll lk_inter lk_cancel lk_nbc lk_inbc lk_rma; do
 	like "$(LAMKIT_TP=tcp LKX_TIMEOUT=120 lkx -n 3 "$D/$p" 2>&1)" "$p: OK size=3" "$p -n 3 over TCP (LAMKIT_TP=tcp)"
 done
 like "$(LKX_TIMEOUT=200 lkx -n 8 "$D/lk_coll" 2>&1)" "lk_coll: OK size=8" "lk_coll -n 8 oversubscribed"

@@ -4,7 +4,8 @@
 # lk_rma_nodes (1 MiB transfers, request-based operations, flushes, lock_all NOCHECK,
 # fetch_and_op / compare_and_swap, passive-target updates while the target computes, each
 # bounded to 2 s) on 2 nodes (one rank each, and two each: a window mixing shared memory and
-# active messages) and on 4 nodes (one and two ranks each).
+# active messages) and on 4 nodes (one and two ranks each); and lk_inbc (nonblocking
+# collectives on an intercommunicator) on 4 nodes.
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces)"
@@ -40,6 +41,10 @@ for pl in "2 --map-by node" "4 -ppn 2" "4 --map-by node" "8 -ppn 2"; do
 		like "$out" "$p: OK size=$n" "$p -n $pl: every check passes"
 	done
 done
+# nonblocking collectives on an intercommunicator whose groups interleave across the nodes
+out=$(LKX_TIMEOUT=120 lkx -n 8 -ppn 2 "$D/lk_inbc" 2>&1)
+like "$out" "lk_inbc: OK size=8" "lk_inbc -n 8 -ppn 2: intercommunicator nonblocking collectives match the blocking ones"
+
 lk halt >/dev/null 2>&1
 is $? 0 "halt"
 # shellcheck disable=SC2086 # a list of pids

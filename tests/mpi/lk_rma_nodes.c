@@ -48,10 +48,10 @@ static void test_big(MPI_Win win, int *mem)
 }
 
 /* Strided accumulate of doubles into every rank under lock_all(NOCHECK) + flush_all. */
-static void test_strided_acc(MPI_Win win, int *mem)
+static void test_strided_acc(MPI_Win win, void *mem)
 {
 	MPI_Datatype vec;
-	double v[64], *d = (double *)mem;
+	double v[64], *d = mem;
 
 	for (int i = 0; i < 128; i++)
 		d[i] = 0;
@@ -110,9 +110,9 @@ static void test_requests(MPI_Win win, int *mem)
 
 /* Fetch_and_op and compare_and_swap from every rank on rank 0's counters, exclusive lock
  * for a get-accumulate NO_OP read at the end. */
-static void test_atomic_ops(MPI_Win win, long *mem)
+static void test_atomic_ops(MPI_Win win, void *base)
 {
-	long one = 1, prev = -1, me = lk_rank + 1, cmp = 0, res = -1, sum = 0, all = 0;
+	long one = 1, prev = -1, me = lk_rank + 1, cmp = 0, res = -1, sum = 0, all = 0, *mem = base;
 
 	mem[0] = 0;
 	mem[1] = 0;
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
 	MPI_Win_free(&win);
 	MPI_Win_create(cmem, (MPI_Aint)sizeof(int) * BIG, sizeof(long), MPI_INFO_NULL,
 	               MPI_COMM_WORLD, &win);
-	test_atomic_ops(win, (long *)cmem);
+	test_atomic_ops(win, cmem);
 	MPI_Win_free(&win);
 	MPI_Win_create(cmem, (MPI_Aint)sizeof(int) * BIG, sizeof(int), MPI_INFO_NULL,
 	               MPI_COMM_WORLD, &win);
