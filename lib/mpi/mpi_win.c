@@ -403,8 +403,9 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
 	return PMPI_Comm_get_errhandler(w->comm->handle, eh);
 }
 
-/* ---- synchronisation: every operation is complete when its call returns, so epochs only
- * order memory and exclude other origins ---- */
+/* ---- synchronisation: an operation on this node is complete when its call returns, so
+ * epochs only order memory and exclude other origins; those on other nodes are complete when
+ * their targets have answered a FLUSH or UNLOCK (mpi_rmam.c) ---- */
 
 MPII_ALIAS(Win_fence)
 int PMPI_Win_fence(int assert, MPI_Win win)

@@ -344,10 +344,11 @@ int mpii_inbc_alltoall(const struct mpii_a2a *a, struct mpii_comm *ic, MPI_Reque
                        const char *fn);
 
 /* ---- one-sided communication (mpi_win.c, mpi_rma.c) ----
- * Every rank of a window shares one node. A control segment (POSIX shm) holds one lock line
- * per rank; window memory from MPI_Win_allocate(_shared) lives in the same segment, mapped by
- * every rank, so origins read and write it directly; memory given to MPI_Win_create is reached
- * with process_vm_readv/writev. Either way the target takes no part (passive progress). */
+ * On each node a control segment (POSIX shm) holds one lock line per rank; window memory from
+ * MPI_Win_allocate(_shared) of the node's ranks lives in the same segment, mapped by each of
+ * them, so origins read and write it directly; memory given to MPI_Win_create is reached with
+ * process_vm_readv/writev. Either way the target takes no part (passive progress). Targets on
+ * other nodes get active messages (mpi_rmam.c). */
 struct mpii_wlock {
 	int rw;  /* MPI_Win_lock: 0 free, > 0 shared holders, -1 exclusive */
 	int acc; /* accumulate mutex: accumulates to this rank are atomic per element and op */
