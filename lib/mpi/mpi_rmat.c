@@ -5,8 +5,9 @@
  * other nodes is open) every transport call of libmpi takes one recursive lock (mpii.tp_mt
  * says so; only the main thread changes it, and only while the thread does not run). The
  * thread polls only when the main thread has not polled since its last look, i.e. while the
- * main thread is outside MPI, sleeping between looks (10 us after activity, doubling up to
- * LAMKIT_RMA_PROGRESS_US, default 200). RMA fragments it receives are applied at once; the
+ * main thread is outside MPI, sleeping between looks (10 us after it handled something,
+ * doubling up to LAMKIT_RMA_PROGRESS_US, default 200, and that long while the main thread
+ * polls itself). RMA fragments it receives are applied at once; the
  * others (and send completions) are queued for the main thread, which takes the queue before
  * it polls again, so only the main thread ever touches matching queues and requests.
  * LAMKIT_RMA_THREAD=0: no thread, remote operations progress on the target's MPI calls.
@@ -121,7 +122,7 @@ static void *thread_main(void *arg)
 		unsigned now = __atomic_load_n(&mpii.poll_seq, __ATOMIC_RELAXED);
 		if (now != seen || pthread_mutex_trylock(&tp_mu) != 0) {
 			seen = now; /* the main thread is in MPI and makes progress itself */
-			us = 10;
+			us = max_us;
 			continue;
 		}
 		int n = tp_poll(mpii.tp);
