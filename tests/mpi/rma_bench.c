@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	buf = calloc(1, 1 << 20);
 	MPI_Win_allocate(1 << 20, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &wbuf, &win);
 	if (rank == 0)
-		printf("# rma_bench: %d ranks, origin 0, target 1; us per operation\n", size);
+		printf("# rma_bench: ranks=%d origin 0, target 1; us per operation\n", size);
 	MPI_Win_fence(0, win);
 	MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
 	for (int k = 0; k < 2; k++) {
