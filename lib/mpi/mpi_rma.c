@@ -135,7 +135,8 @@ static int target(struct mpii_win *w, int rank, MPI_Aint disp, int count, MPI_Da
 		return MPI_SUCCESS;
 	lo = off + t->d->true_lb;
 	hi = off + (MPI_Aint)(count - 1) * t->d->extent + t->d->true_ub;
-	if (disp < 0 || lo < 0 || hi > p->size)
+	/* dynamic windows: disp is an address the target attached; its node checks remote ones */
+	if (disp < 0 || lo < 0 || (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && hi > p->size))
 		return MPI_ERR_RMA_RANGE;
 	t->base = p->ptr ? p->ptr + off : NULL;
 	t->raddr = p->addr + (uint64_t)off;

@@ -533,11 +533,17 @@ static int on_op(struct mpii_rmaw *r, const struct rhdr *h, const char *data, si
 		struct run rn;
 		memcpy(&rn, data + sizeof(*oh) + sizeof(rn) * i, sizeof(rn));
 		int64_t off = (int64_t)h->addr + rn.off;
-		if (off < 0 || off + (int64_t)rn.len > (int64_t)me->size || !me->ptr) {
+		char *t;
+		if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC &&
+		    mpii_win_attached(w, (uint64_t)off, rn.len))
+			t = (char *)(uintptr_t)off;
+		else if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && off >= 0 && me->ptr &&
+		         off + (int64_t)rn.len <= (int64_t)me->size)
+			t = me->ptr + off;
+		else {
 			rc = MPI_ERR_RMA_RANGE;
 			break;
 		}
-		char *t = me->ptr + off;
 		if (reply)
 			memcpy(reply + got, t, rn.len);
 		if (oh->kind == MPII_RMA_PUT)

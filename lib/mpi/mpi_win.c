@@ -64,6 +64,7 @@ static void win_destroy(struct mpii_win *w)
 	if (w->handle)
 		mpii_tab_del(&wins, w->handle);
 	free(w->p);
+	free(w->att);
 	free(w->locked);
 	free(w->start);
 	free(w->post);
@@ -270,6 +271,72 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 {
 	(void)info;
 	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, win, "MPI_Win_create");
+}
+
+MPII_ALIAS(Win_create_dynamic)
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	(void)info;
+	return win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, win, "MPI_Win_create_dynamic");
+}
+
+int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len)
+{
+	for (int i = 0; i < w->natt; i++) {
+		uint64_t b = (uint64_t)(uintptr_t)w->att[i].base;
+		if (addr >= b && addr + len <= b + (uint64_t)w->att[i].size)
+			return 1;
+	}
+	return 0;
+}
+
+/* Origins of this node reach attached memory by address (process_vm_readv/writev), those of
+ * other nodes through this process's receive path, which checks the list. */
+MPII_ALIAS(Win_attach)
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_attach");
+	if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+		return mpii_err(w->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach");
+	if (size < 0)
+		return mpii_err(w->comm, MPI_ERR_SIZE, "MPI_Win_attach");
+	MPII_TP_LOCK();
+	if (w->natt == w->catt) {
+		int cap = w->catt ? w->catt * 2 : 8;
+		struct mpii_wreg *a = realloc(w->att, sizeof(*a) * (size_t)cap);
+		if (!a) {
+			MPII_TP_UNLOCK();
+			return mpii_err(w->comm, MPI_ERR_NO_MEM, "MPI_Win_attach");
+		}
+		w->att = a;
+		w->catt = cap;
+	}
+	w->att[w->natt++] = (struct mpii_wreg){base, size};
+	MPII_TP_UNLOCK();
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_detach)
+int PMPI_Win_detach(MPI_Win win, const void *base)
+{
+	struct mpii_win *w = mpii_win(win);
+	int i, found;
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_detach");
+	if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+		return mpii_err(w->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach");
+	MPII_TP_LOCK();
+	for (i = 0; i < w->natt && w->att[i].base != base; i++)
+		;
+	found = i < w->natt;
+	if (found)
+		w->att[i] = w->att[--w->natt];
+	MPII_TP_UNLOCK();
+	return found ? MPI_SUCCESS : mpii_err(w->comm, MPI_ERR_ARG, "MPI_Win_detach");
 }
 
 MPII_ALIAS(Win_allocate)

@@ -366,6 +366,11 @@ struct mpii_wpeer {
 
 struct mpii_rmaw; /* a window's state for ranks on other nodes (mpi_rmam.c) */
 
+struct mpii_wreg { /* memory attached to a dynamic window */
+	char *base;
+	MPI_Aint size;
+};
+
 struct mpii_win {
 	int handle;
 	int flavor;
@@ -384,11 +389,16 @@ struct mpii_win {
 	struct lk_request **post; /* exposure epoch: receives of the origins' completions */
 	int npost;
 	int fence_open;
-	struct mpii_rmaw *rm; /* NULL when every rank shares this node */
+	struct mpii_rmaw *rm;  /* NULL when every rank shares this node */
+	struct mpii_wreg *att; /* MPI_Win_create_dynamic: memory attached here */
+	int natt, catt;
 	char name[MPI_MAX_OBJECT_NAME];
 };
 /* Window for handle, or NULL. */
 struct mpii_win *mpii_win(MPI_Win h);
+/* Whether [addr, addr + len) lies in memory attached to dynamic window w (under the transport
+ * lock when the progress thread runs). */
+int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len);
 /* Acquire / release a spin word of the control segment (progress while waiting). */
 void mpii_wlock_acquire(int *word, int excl);
 void mpii_wlock_release(int *word, int excl);

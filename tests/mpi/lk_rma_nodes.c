@@ -1,7 +1,8 @@
 /* tests/mpi/lk_rma_nodes.c: one-sided communication whose targets may be on other nodes: large
  * transfers cut into messages, request-based operations, every flush, lock_all with NOCHECK,
- * get_accumulate/fetch_and_op/compare_and_swap, and passive progress while the target computes
- * (bounded time). Complements lk_rma.c, which runs across nodes too. */
+ * get_accumulate/fetch_and_op/compare_and_swap, passive progress while the target computes
+ * (bounded time), and a dynamic window (MPI_Win_create_dynamic/attach/detach). Complements
+ * lk_rma.c, which runs across nodes too. */
 #include <string.h>
 #include <time.h>
 
@@ -173,6 +174,35 @@ static void test_passive_time(MPI_Win win, volatile int *mem)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A dynamic window: each rank attaches memory and publishes its address; put to the right
+ * neighbour under fence, accumulate into rank 0 under a lock. */
+static void test_dynamic(void)
+{
+	int *mem = calloc(16, sizeof(int)), right = (lk_rank + 1) % lk_size, v = lk_rank + 1;
+	MPI_Aint mine, *addr = malloc(sizeof(MPI_Aint) * (size_t)lk_size);
+	MPI_Win win;
+
+	MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_attach(win, mem, sizeof(int) * 16);
+	MPI_Get_address(mem, &mine);
+	MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD);
+	MPI_Win_fence(0, win);
+	MPI_Put(&v, 1, MPI_INT, right, addr[right] + (MPI_Aint)sizeof(int), 1, MPI_INT, win);
+	MPI_Win_fence(0, win);
+	LK_CHECK(mem[1] == (lk_rank + lk_size - 1) % lk_size + 1, "dynamic put got %d", mem[1]);
+	MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+	MPI_Accumulate(&v, 1, MPI_INT, 0, addr[0] + (MPI_Aint)(2 * sizeof(int)), 1, MPI_INT,
+	               MPI_SUM, win);
+	MPI_Win_unlock(0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (lk_rank == 0)
+		LK_CHECK(mem[2] == lk_size * (lk_size + 1) / 2, "dynamic accumulate %d", mem[2]);
+	MPI_Win_detach(win, mem);
+	MPI_Win_free(&win);
+	free(addr);
+	free(mem);
+}
+
 /* A shared-memory window across nodes is refused with MPI_ERR_RMA_SHARED. */
 static void test_shared_refused(void)
 {
@@ -219,6 +249,7 @@ int main(int argc, char **argv)
 	test_big(win, cmem);
 	test_passive_time(win, cmem);
 	MPI_Win_free(&win);
+	test_dynamic();
 	test_shared_refused();
 	free(cmem);
 	return lk_finish();
