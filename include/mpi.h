@@ -495,6 +495,9 @@ LK_MPI_FN(Iexscan, (const void *sbuf, void *rbuf, int count, MPI_Datatype type, 
 /* One-sided communication (windows whose ranks share one node). */
 LK_MPI_FN(Win_create,
           (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+LK_MPI_FN(Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+LK_MPI_FN(Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+LK_MPI_FN(Win_detach, (MPI_Win win, const void *base))
 LK_MPI_FN(Win_allocate,
           (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
 LK_MPI_FN(Win_allocate_shared,

@@ -1,5 +1,6 @@
 /* lib/mpi/mpi_nbc.c: MPI-3 nonblocking barrier, bcast, reductions and scans as schedules.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +107,7 @@ static void b_scan(struct mpii_sched *s, const void *in, void *out, int count, s
 
 /* ---- public routines ---- */
 
-#define NBC_BEGIN(fn, count, type)                                                                 \
+#define NBC_BEGIN(fn, count, type, icall)                                                          \
 	struct mpii_comm *c;                                                                       \
 	struct mpii_dtype *d = NULL;                                                               \
 	struct mpii_sched *s;                                                                      \
@@ -116,7 +117,7 @@ static void b_scan(struct mpii_sched *s, const void *in, void *out, int count, s
 	if (rc == MPI_SUCCESS && (count) < 0)                                                      \
 		rc = MPI_ERR_COUNT;                                                                \
 	if (rc == MPI_SUCCESS && c->inter)                                                         \
-		rc = mpii_nbc_inter(fn);                                                           \
+		return (icall);                                                                    \
 	if (rc != MPI_SUCCESS)                                                                     \
 		return mpii_err(c, rc, fn);                                                        \
 	s = mpii_sched_new(c)
@@ -125,9 +126,13 @@ static void b_scan(struct mpii_sched *s, const void *in, void *out, int count, s
 
 int mpii_nbc_inter(const char *fn)
 {
-	(void)fn;
-	mpii_err_detail("nonblocking collectives on intercommunicators are not supported by "
-	                "lamkit's MPI (use the blocking call, or MPI_Intercomm_merge first)");
+	char why[200];
+
+	snprintf(why, sizeof(why),
+	         "%s on an intercommunicator is not supported by lamkit's MPI (use the blocking "
+	         "call, or MPI_Intercomm_merge first)",
+	         fn);
+	mpii_err_detail(why);
 	return MPI_ERR_COMM;
 }
 
@@ -136,7 +141,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 {
 	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
 
-	NBC_BEGIN("MPI_Ibarrier", 0, MPI_BYTE);
+	NBC_BEGIN("MPI_Ibarrier", 0, MPI_BYTE, mpii_inbc_barrier(c, req));
 	/* dissemination: round k reaches 2^k ranks ahead */
 	for (int k = 1; s && k < c->size; k <<= 1) {
 		mpii_sched_send(s, NULL, 0, b, (c->rank + k) % c->size);
@@ -149,7 +154,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 MPII_ALIAS(Ibcast)
 int PMPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Ibcast", count, type);
+	NBC_BEGIN("MPI_Ibcast", count, type, mpii_inbc_bcast(buf, count, d, root, c, req));
 	if (root < 0 || root >= c->size) {
 		mpii_sched_free(s);
 		return mpii_err(c, MPI_ERR_ROOT, "MPI_Ibcast");
@@ -177,7 +182,8 @@ MPII_ALIAS(Ireduce)
 int PMPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                  MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Ireduce", count, type);
+	NBC_BEGIN("MPI_Ireduce", count, type,
+	          mpii_inbc_reduce(sbuf, rbuf, count, d, op, root, c, req));
 	if (root < 0)
 		root = c->size;
 	if ((rc = red_check(s, op, root, c)) != MPI_SUCCESS)
@@ -191,7 +197,8 @@ MPII_ALIAS(Iallreduce)
 int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iallreduce", count, type);
+	NBC_BEGIN("MPI_Iallreduce", count, type,
+	          mpii_inbc_allreduce(sbuf, rbuf, count, d, op, c, req));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Iallreduce");
 	if (s) {
@@ -233,7 +240,8 @@ MPII_ALIAS(Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
                          MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Ireduce_scatter", 0, type);
+	NBC_BEGIN("MPI_Ireduce_scatter", 0, type,
+	          mpii_err(c, mpii_nbc_inter("MPI_Ireduce_scatter"), "MPI_Ireduce_scatter"));
 	for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
 		if (rcounts[i] < 0)
 			rc = MPI_ERR_COUNT;
@@ -251,7 +259,9 @@ MPII_ALIAS(Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Ireduce_scatter_block", rcount, type);
+	NBC_BEGIN(
+	    "MPI_Ireduce_scatter_block", rcount, type,
+	    mpii_err(c, mpii_nbc_inter("MPI_Ireduce_scatter_block"), "MPI_Ireduce_scatter_block"));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Ireduce_scatter_block");
 	if (s)
@@ -263,7 +273,7 @@ MPII_ALIAS(Iscan)
 int PMPI_Iscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iscan", count, type);
+	NBC_BEGIN("MPI_Iscan", count, type, mpii_err(c, mpii_nbc_inter("MPI_Iscan"), "MPI_Iscan"));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Iscan");
 	if (s)
@@ -275,7 +285,8 @@ MPII_ALIAS(Iexscan)
 int PMPI_Iexscan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                  MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iexscan", count, type);
+	NBC_BEGIN("MPI_Iexscan", count, type,
+	          mpii_err(c, mpii_nbc_inter("MPI_Iexscan"), "MPI_Iexscan"));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Iexscan");
 	if (s)

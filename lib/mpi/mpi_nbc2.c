@@ -136,12 +136,12 @@ static int b_alltoall(struct mpii_sched *s, struct mpii_a2a *a, const struct mpi
 
 /* ---- public routines ---- */
 
-#define NBC_BEGIN(fn)                                                                              \
+#define NBC_BEGIN(fn, icall)                                                                       \
 	struct mpii_comm *c;                                                                       \
 	struct mpii_sched *s = NULL;                                                               \
 	int rc = mpii_nbc_check(comm, req, &c);                                                    \
 	if (rc == MPI_SUCCESS && c->inter)                                                         \
-		rc = mpii_nbc_inter(fn);                                                           \
+		return (icall);                                                                    \
 	if (rc != MPI_SUCCESS)                                                                     \
 		return mpii_err(c, rc, fn);                                                        \
 	s = mpii_sched_new(c)
@@ -158,7 +158,9 @@ MPII_ALIAS(Igather)
 int PMPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Igather");
+	NBC_BEGIN("MPI_Igather",
+	          mpii_inbc_gatherv(sbuf, scount, mpii_dt(stype), rbuf, NULL, NULL, rcount,
+	                            mpii_dt(rtype), root, c, req, "MPI_Igather"));
 	NBC_ROOT("MPI_Igather");
 	if (s)
 		b_gatherv(s, sbuf, scount, dt_or_byte(stype), rbuf, NULL, NULL, rcount,
@@ -170,7 +172,9 @@ MPII_ALIAS(Igatherv)
 int PMPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
                   const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Igatherv");
+	NBC_BEGIN("MPI_Igatherv",
+	          mpii_inbc_gatherv(sbuf, scount, mpii_dt(stype), rbuf, rcounts, displs, 0,
+	                            mpii_dt(rtype), root, c, req, "MPI_Igatherv"));
 	NBC_ROOT("MPI_Igatherv");
 	if (s)
 		b_gatherv(s, sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
@@ -182,7 +186,9 @@ MPII_ALIAS(Iscatter)
 int PMPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iscatter");
+	NBC_BEGIN("MPI_Iscatter",
+	          mpii_inbc_scatterv(sbuf, NULL, NULL, scount, mpii_dt(stype), rbuf, rcount,
+	                             mpii_dt(rtype), root, c, req, "MPI_Iscatter"));
 	NBC_ROOT("MPI_Iscatter");
 	if (s)
 		b_scatterv(s, sbuf, NULL, NULL, scount, dt_or_byte(stype), rbuf, rcount,
@@ -195,7 +201,9 @@ int PMPI_Iscatterv(const void *sbuf, const int scounts[], const int displs[], MP
                    void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm,
                    MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iscatterv");
+	NBC_BEGIN("MPI_Iscatterv",
+	          mpii_inbc_scatterv(sbuf, scounts, displs, 0, mpii_dt(stype), rbuf, rcount,
+	                             mpii_dt(rtype), root, c, req, "MPI_Iscatterv"));
 	NBC_ROOT("MPI_Iscatterv");
 	if (s)
 		b_scatterv(s, sbuf, scounts, displs, 0, dt_or_byte(stype), rbuf, rcount,
@@ -207,7 +215,9 @@ MPII_ALIAS(Iallgather)
 int PMPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iallgather");
+	NBC_BEGIN("MPI_Iallgather",
+	          mpii_inbc_allgatherv(sbuf, scount, mpii_dt(stype), rbuf, NULL, NULL, rcount,
+	                               mpii_dt(rtype), c, req, "MPI_Iallgather"));
 	if (s)
 		b_allgatherv(s, sbuf, scount, dt_or_byte(stype), rbuf, NULL, NULL, rcount,
 		             dt_or_byte(rtype), c);
@@ -219,7 +229,9 @@ int PMPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
                      const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm,
                      MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Iallgatherv");
+	NBC_BEGIN("MPI_Iallgatherv",
+	          mpii_inbc_allgatherv(sbuf, scount, mpii_dt(stype), rbuf, rcounts, displs, 0,
+	                               mpii_dt(rtype), c, req, "MPI_Iallgatherv"));
 	if (s)
 		b_allgatherv(s, sbuf, scount, dt_or_byte(stype), rbuf, rcounts, displs, 0,
 		             dt_or_byte(rtype), c);
@@ -246,9 +258,9 @@ int PMPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 {
 	struct mpii_a2a a = {.sbuf = sbuf, .rbuf = rbuf, .scount = scount, .rcount = rcount};
 
-	NBC_BEGIN("MPI_Ialltoall");
 	a.sd = dt_or_byte(stype);
 	a.rd = dt_or_byte(rtype);
+	NBC_BEGIN("MPI_Ialltoall", mpii_inbc_alltoall(&a, c, req, "MPI_Ialltoall"));
 	return mpii_err(c, a2a_start(s, &a, c, sbuf == MPI_IN_PLACE, req), "MPI_Ialltoall");
 }
 
@@ -264,9 +276,9 @@ int PMPI_Ialltoallv(const void *sbuf, const int scounts[], const int sdispls[], 
 	                     .rc = rcounts,
 	                     .rdp = rdispls};
 
-	NBC_BEGIN("MPI_Ialltoallv");
 	a.sd = dt_or_byte(stype);
 	a.rd = dt_or_byte(rtype);
+	NBC_BEGIN("MPI_Ialltoallv", mpii_inbc_alltoall(&a, c, req, "MPI_Ialltoallv"));
 	return mpii_err(c, a2a_start(s, &a, c, sbuf == MPI_IN_PLACE, req), "MPI_Ialltoallv");
 }
 
@@ -286,6 +298,6 @@ int PMPI_Ialltoallw(const void *sbuf, const int scounts[], const int sdispls[],
 	                     .rt = rtypes,
 	                     .bytes_disp = 1};
 
-	NBC_BEGIN("MPI_Ialltoallw");
+	NBC_BEGIN("MPI_Ialltoallw", mpii_inbc_alltoall(&a, c, req, "MPI_Ialltoallw"));
 	return mpii_err(c, a2a_start(s, &a, c, sbuf == MPI_IN_PLACE, req), "MPI_Ialltoallw");
 }

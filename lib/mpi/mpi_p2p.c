@@ -157,9 +157,44 @@ static void fatal_tp(void)
 	_exit(MPI_ERR_OTHER);
 }
 
+/* Poll the transport (under its lock while the RMA progress thread runs). */
+static int poll_tp(void)
+{
+	int n;
+
+	if (!mpii.tp_mt) {
+		n = tp_poll(mpii.tp);
+		if (mpii.rma_waiting && n >= 0)
+			n += mpii_rma_progress();
+		return n;
+	}
+	mpii_tp_lock();
+	__atomic_store_n(&mpii.poll_seq, mpii.poll_seq + 1, __ATOMIC_RELAXED);
+	n = mpii_drain_deferred();
+	int m = tp_poll(mpii.tp);
+	n = m < 0 ? m : n + m;
+	if (mpii.rma_waiting && n >= 0)
+		n += mpii_rma_progress();
+	mpii_tp_unlock();
+	return n;
+}
+
+static int send_tp(int wpeer, const void *h, size_t hlen, const void *data, size_t len,
+                   void *cookie)
+{
+	int rc;
+
+	if (!mpii.tp_mt)
+		return tp_send(mpii.tp, wpeer, h, hlen, data, len, cookie);
+	mpii_tp_lock();
+	rc = tp_send(mpii.tp, wpeer, h, hlen, data, len, cookie);
+	mpii_tp_unlock();
+	return rc;
+}
+
 static void ctl_send(int wpeer, struct hdr *h, size_t hlen)
 {
-	if (tp_send(mpii.tp, wpeer, h, hlen, NULL, 0, NULL) < 0)
+	if (send_tp(wpeer, h, hlen, NULL, 0, NULL) < 0)
 		fatal_tp();
 }
 
@@ -169,7 +204,7 @@ static void backpressure(void)
 {
 	if (!tp_queued(mpii.tp))
 		return;
-	tp_poll(mpii.tp);
+	poll_tp();
 	while (tp_queued(mpii.tp) > 64)
 		mpii_progress_wait();
 }
@@ -183,7 +218,7 @@ static void backpressure(void)
 static void progress(int wait)
 {
 	static unsigned idle;
-	int n = tp_poll(mpii.tp);
+	int n = poll_tp();
 
 	if (n < 0)
 		fatal_tp();
@@ -374,7 +409,7 @@ static void on_cts(const struct hdr *h)
 		int last = off + n >= r->bytes, rc;
 
 		d.off = off;
-		rc = tp_send(mpii.tp, r->wpeer, &d, HLEN_DATA, src + off, n, last ? r : NULL);
+		rc = send_tp(r->wpeer, &d, HLEN_DATA, src + off, n, last ? r : NULL);
 		if (rc < 0)
 			fatal_tp();
 		if (last && rc == 0)
@@ -441,7 +476,14 @@ void mpii_on_frag(void *arg, int wsrc, const void *hdr, size_t hlen, const void 
 	struct lk_request *r;
 
 	(void)arg;
-	(void)hlen;
+	if (h->type >= MPII_H_RMA) {
+		mpii_rma_frag(wsrc, hdr, data, len);
+		return;
+	}
+	if (mpii.tp_mt && mpii_in_thread()) {
+		mpii_defer_frag(wsrc, hdr, hlen, data, len);
+		return;
+	}
 	switch (h->type) {
 	case H_EAGER:
 		r = take_posted(h->ctx, h->src, h->tag);
@@ -497,7 +539,7 @@ void *mpii_place(void *arg, int peer, const void *hdr, size_t hlen, size_t len)
 	(void)arg;
 	(void)peer;
 	(void)hlen;
-	if (h->type != H_DATA)
+	if (h->type != H_DATA || (mpii.tp_mt && mpii_in_thread()))
 		return NULL;
 	r = (struct lk_request *)(uintptr_t)h->addr;
 	if (!r->d->contig || h->off > r->bytes || len > r->bytes - (size_t)h->off)
@@ -508,7 +550,9 @@ void *mpii_place(void *arg, int peer, const void *hdr, size_t hlen, size_t len)
 void mpii_on_sent(void *arg, void *cookie)
 {
 	(void)arg;
-	if (cookie)
+	if (cookie && mpii.tp_mt && mpii_in_thread())
+		mpii_defer_sent(cookie);
+	else if (cookie)
 		mpii_complete(cookie);
 }
 
@@ -593,7 +637,7 @@ static int send_start(struct lk_request *r)
 		h.flags = r->mode == MODE_SYNC ? HF_SYNC : HF_SREQ;
 		if (h.flags == HF_SREQ) /* completes now: the address may soon name another send */
 			h.sreq = r->cid = (++send_seq << 1) | 1;
-		int rc = tp_send(mpii.tp, r->wpeer, &h, HLEN_SYNC, src, r->bytes, NULL);
+		int rc = send_tp(r->wpeer, &h, HLEN_SYNC, src, r->bytes, NULL);
 		if (rc < 0)
 			return send_failed();
 		if (h.flags == HF_SREQ)
@@ -603,8 +647,7 @@ static int send_start(struct lk_request *r)
 	}
 	h.type = H_RTS;
 	h.addr = tp_can_get(mpii.tp, r->wpeer) ? (uint64_t)(uintptr_t)src : 0;
-	return tp_send(mpii.tp, r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? send_failed()
-	                                                                   : MPI_SUCCESS;
+	return send_tp(r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? send_failed() : MPI_SUCCESS;
 }
 
 int mpii_start(struct lk_request *r)
@@ -679,8 +722,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 			                .ctx = c->ctx + (coll ? 1 : 0),
 			                .tag = tag,
 			                .len = bytes};
-			if (tp_send(mpii.tp, w, &h, HLEN_EAGER, mpii_at(buf, d->true_lb), bytes,
-			            NULL) < 0)
+			if (send_tp(w, &h, HLEN_EAGER, mpii_at(buf, d->true_lb), bytes, NULL) < 0)
 				return send_failed();
 			backpressure();
 			return MPI_SUCCESS;

@@ -1,9 +1,10 @@
 /* lib/mpi/mpi_rma.c: one-sided data movement: put, get, accumulates, compare-and-swap.
  *
- * Every operation is done by the origin inside its call: on mapped window memory with loads
- * and stores, on MPI_Win_create memory of another process with process_vm_readv/writev. The
- * target takes no part, so passive-target epochs progress while it computes. Accumulates to a
- * target hold its accumulate mutex for the read-modify-write.
+ * Every operation on a target of this node is done by the origin inside its call: on mapped
+ * window memory with loads and stores, on MPI_Win_create memory of another process with
+ * process_vm_readv/writev. The target takes no part, so passive-target epochs progress while
+ * it computes. Accumulates to a target hold its accumulate mutex for the read-modify-write.
+ * Targets on other nodes get active messages (mpi_rmam.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +14,13 @@
 
 #include "mpii.h"
 
-enum { OP_PUT = 1, OP_GET, OP_ACC, OP_GACC, OP_CAS };
+enum {
+	OP_PUT = MPII_RMA_PUT,
+	OP_GET = MPII_RMA_GET,
+	OP_ACC = MPII_RMA_ACC,
+	OP_GACC = MPII_RMA_GACC,
+	OP_CAS = MPII_RMA_CAS
+};
 
 /* Where the target data lies: base (mapped) or raddr (in pid), plus its type. */
 struct tgt {
@@ -128,7 +135,8 @@ static int target(struct mpii_win *w, int rank, MPI_Aint disp, int count, MPI_Da
 		return MPI_SUCCESS;
 	lo = off + t->d->true_lb;
 	hi = off + (MPI_Aint)(count - 1) * t->d->extent + t->d->true_ub;
-	if (disp < 0 || lo < 0 || hi > p->size)
+	/* dynamic windows: disp is an address the target attached; its node checks remote ones */
+	if (disp < 0 || lo < 0 || (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && hi > p->size))
 		return MPI_ERR_RMA_RANGE;
 	t->base = p->ptr ? p->ptr + off : NULL;
 	t->raddr = p->addr + (uint64_t)off;
@@ -153,6 +161,8 @@ struct args {
 	MPI_Datatype rtype;
 	const void *cbuf;
 	MPI_Op op;
+	struct lk_request *req; /* request-based forms: completed when the results are in */
+	int req_later;          /* set when a remote operation completes req later */
 };
 
 static int pack_origin(const struct args *a, struct mpii_dtype *od, size_t bytes, char *dst)
@@ -267,7 +277,51 @@ static int cas(const struct args *a, const struct tgt *t, char *tbytes)
 	return rc;
 }
 
-static int rma(const struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
+/* An operation on a target of another node: checked and packed here, sent as messages. */
+static int remote(struct args *a, const struct tgt *t, struct mpii_dtype *od)
+{
+	struct mpii_rma_op o = {.kind = a->kind,
+	                        .trank = t->rank,
+	                        .toff = (MPI_Aint)(t->raddr - t->w->p[t->rank].addr),
+	                        .tcount = t->count,
+	                        .td = t->d,
+	                        .op = a->op,
+	                        .req = a->req};
+	char *packed = NULL;
+	int rc = MPI_SUCCESS;
+
+	if (a->kind == OP_ACC || a->kind == OP_GACC) {
+		o.ed = elem_type(t->d);
+		if (!o.ed || !o.ed->size)
+			return MPI_ERR_TYPE;
+	}
+	if (a->kind == OP_GET) {
+		o.rbuf = (void *)a->obuf, o.rcount = a->ocount, o.rd = od;
+	} else if (a->kind == OP_GACC) {
+		o.rbuf = a->rbuf, o.rcount = a->rcount, o.rd = mpii_dt(a->rtype);
+	} else if (a->kind == OP_CAS) {
+		o.rbuf = a->rbuf, o.rcount = 1, o.rd = t->d;
+		if (!t->d->predefined)
+			return MPI_ERR_TYPE;
+		o.obytes = a->obuf;
+		o.cbytes = a->cbuf;
+	}
+	if (o.rbuf && (!o.rd || o.rd->size * (size_t)o.rcount != t->bytes))
+		return MPI_ERR_TYPE;
+	if (a->kind == OP_PUT || a->kind == OP_ACC || (a->kind == OP_GACC && a->op != MPI_NO_OP)) {
+		if (!(packed = malloc(t->bytes)))
+			return MPI_ERR_NO_MEM;
+		rc = pack_origin(a, od, t->bytes, packed);
+		o.obytes = packed;
+	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_rma_issue(t->w, &o);
+	a->req_later = rc == MPI_SUCCESS && o.rbuf && a->req;
+	free(packed);
+	return rc;
+}
+
+static int rma(struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
                MPI_Win win, const char *fn)
 {
 	struct mpii_win *w = mpii_win(win);
@@ -291,6 +345,8 @@ static int rma(const struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_
 		rc = MPI_ERR_OP;
 	if (rc != MPI_SUCCESS || !t.bytes)
 		return mpii_err(w->comm, rc, fn);
+	if (w->p[trank].remote)
+		return mpii_err(w->comm, remote(a, &t, od), fn);
 	/* a put or get between contiguous buffers and mapped memory is one memcpy */
 	if (t.base && t.d->contig && od->contig && (a->kind == OP_PUT || a->kind == OP_GET) &&
 	    od->size * (size_t)a->ocount == t.bytes) {
@@ -391,25 +447,36 @@ int PMPI_Compare_and_swap(const void *obuf, const void *cbuf, void *rbuf, MPI_Da
 	return rma(&a, target, tdisp, 1, type, win, "MPI_Compare_and_swap");
 }
 
-/* Request-based forms: the operation is complete on return, so is the request. */
-static int done_req(int rc, MPI_Win win, MPI_Request *req)
+/* Request-based forms: on this node the operation is complete on return, so is the request;
+ * a remote put or accumulate is complete locally on return (its data was copied), a remote
+ * get completes its request when the results have arrived. */
+static int req_op(struct args *a, int trank, MPI_Aint tdisp, int tcount, MPI_Datatype ttype,
+                  MPI_Win win, MPI_Request *req, const char *fn)
 {
 	struct mpii_win *w = mpii_win(win);
 	struct lk_request *r;
+	int rc;
 
 	*req = MPI_REQUEST_NULL;
-	if (rc != MPI_SUCCESS || !w)
-		return rc;
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, fn);
 	r = mpii_req_new(RQ_NBC);
 	if (!r)
-		return mpii_err(w->comm, MPI_ERR_NO_MEM, "MPI_Rput");
+		return mpii_err(w->comm, MPI_ERR_NO_MEM, fn);
 	r->comm = w->comm;
 	r->d = mpii_dt(MPI_BYTE);
 	mpii_req_hold(r);
 	r->active = 1;
-	r->done = 1;
 	r->st.MPI_SOURCE = MPI_ANY_SOURCE;
 	r->st.MPI_TAG = MPI_ANY_TAG;
+	a->req = r;
+	rc = rma(a, trank, tdisp, tcount, ttype, win, fn);
+	if (rc != MPI_SUCCESS) {
+		mpii_req_free(r);
+		return rc;
+	}
+	if (!a->req_later)
+		r->done = 1;
 	*req = r;
 	return MPI_SUCCESS;
 }
@@ -418,22 +485,27 @@ MPII_ALIAS(Rput)
 int PMPI_Rput(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
               int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
 {
-	return done_req(PMPI_Put(obuf, ocount, otype, target, tdisp, tcount, ttype, win), win, req);
+	struct args a = {.kind = OP_PUT, .obuf = obuf, .ocount = ocount, .otype = otype};
+
+	return req_op(&a, target, tdisp, tcount, ttype, win, req, "MPI_Rput");
 }
 
 MPII_ALIAS(Rget)
 int PMPI_Rget(void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
               MPI_Datatype ttype, MPI_Win win, MPI_Request *req)
 {
-	return done_req(PMPI_Get(obuf, ocount, otype, target, tdisp, tcount, ttype, win), win, req);
+	struct args a = {.kind = OP_GET, .obuf = obuf, .ocount = ocount, .otype = otype};
+
+	return req_op(&a, target, tdisp, tcount, ttype, win, req, "MPI_Rget");
 }
 
 MPII_ALIAS(Raccumulate)
 int PMPI_Raccumulate(const void *obuf, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp,
                      int tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
-	return done_req(PMPI_Accumulate(obuf, ocount, otype, target, tdisp, tcount, ttype, op, win),
-	                win, req);
+	struct args a = {.kind = OP_ACC, .obuf = obuf, .ocount = ocount, .otype = otype, .op = op};
+
+	return req_op(&a, target, tdisp, tcount, ttype, win, req, "MPI_Raccumulate");
 }
 
 MPII_ALIAS(Rget_accumulate)
@@ -441,7 +513,18 @@ int PMPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void 
                          MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
                          MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
-	return done_req(PMPI_Get_accumulate(obuf, ocount, otype, rbuf, rcount, rtype, target, tdisp,
-	                                    tcount, ttype, op, win),
-	                win, req);
+	struct args a = {.kind = OP_GACC,
+	                 .obuf = obuf,
+	                 .ocount = ocount,
+	                 .otype = otype,
+	                 .rbuf = rbuf,
+	                 .rcount = rcount,
+	                 .rtype = rtype,
+	                 .op = op};
+
+	if (op == MPI_NO_OP) { /* the origin buffer is ignored */
+		a.ocount = tcount;
+		a.otype = ttype;
+	}
+	return req_op(&a, target, tdisp, tcount, ttype, win, req, "MPI_Rget_accumulate");
 }

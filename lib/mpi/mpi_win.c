@@ -54,6 +54,7 @@ static void win_destroy(struct mpii_win *w)
 {
 	if (!w)
 		return;
+	mpii_rma_win_fini(w);
 	if (w->seg)
 		munmap(w->seg, w->seg_len);
 	if (w->comm) {
@@ -63,6 +64,7 @@ static void win_destroy(struct mpii_win *w)
 	if (w->handle)
 		mpii_tab_del(&wins, w->handle);
 	free(w->p);
+	free(w->att);
 	free(w->locked);
 	free(w->start);
 	free(w->post);
@@ -73,9 +75,8 @@ static void win_destroy(struct mpii_win *w)
  * anywhere: the outcome is agreed over the window's communicator. Under lamkit's agent the
  * name is registered through PMI before it exists (the agent removes it if rank 0 dies while it
  * has a name) and released in two phases once unlinked. */
-static void *map_segment(struct mpii_win *w, size_t len)
+static void *map_segment(struct mpii_comm *c, size_t len)
 {
-	struct mpii_comm *c = w->comm;
 	char name[64] = "", made[64] = "";
 	const char *dir = getenv("LAMKIT_SESSION_DIR");
 	void *p = MAP_FAILED;
@@ -119,10 +120,11 @@ static void *map_segment(struct mpii_win *w, size_t len)
 
 /* The layout once every rank's size is known: lock lines, then the memory of ALLOCATE/SHARED
  * windows, rank after rank (each start 16-byte aligned for ALLOCATE, contiguous for SHARED as
- * MPI asks). MPI code. */
-static int layout(struct mpii_win *w, const struct winfo *info)
+ * MPI asks). A window over several nodes has one segment per node (made over nc, the ranks of
+ * this node), with every rank's lock line but only this node's memory. MPI code. */
+static int layout(struct mpii_win *w, const struct winfo *info, struct mpii_comm *nc)
 {
-	int n = w->comm->size;
+	int n = w->comm->size, node = info[w->comm->rank].node;
 	size_t ctl = ((sizeof(struct mpii_wlock) * (size_t)n) + 4095) & ~(size_t)4095, off = 0;
 	size_t *at = malloc(sizeof(size_t) * (size_t)n);
 
@@ -132,11 +134,11 @@ static int layout(struct mpii_win *w, const struct winfo *info)
 		if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE)
 			off = (off + 15) & ~(size_t)15;
 		at[i] = off;
-		if (w->flavor != MPI_WIN_FLAVOR_CREATE)
+		if (w->flavor != MPI_WIN_FLAVOR_CREATE && info[i].node == node)
 			off += (size_t)info[i].size;
 	}
 	w->seg_len = ctl + off + 64;
-	w->seg = map_segment(w, w->seg_len);
+	w->seg = map_segment(nc, w->seg_len);
 	if (!w->seg) {
 		free(at);
 		return MPI_ERR_NO_MEM;
@@ -148,13 +150,55 @@ static int layout(struct mpii_win *w, const struct winfo *info)
 		p->disp_unit = info[i].disp_unit;
 		p->pid = info[i].pid;
 		p->addr = (uint64_t)info[i].addr;
-		if (w->flavor != MPI_WIN_FLAVOR_CREATE)
+		p->remote = info[i].node != node;
+		if (p->remote)
+			p->addr = 0; /* offsets travel, not addresses */
+		else if (w->flavor != MPI_WIN_FLAVOR_CREATE)
 			p->ptr = p->size ? (char *)w->seg + ctl + at[i] : NULL; /* as MPICH: none */
 		else if (i == w->comm->rank)
 			p->ptr = w->base;
 	}
 	free(at);
 	return MPI_SUCCESS;
+}
+
+/* Lay the window out: on one node as always; over several nodes with a segment per node and
+ * the remote state of mpi_rmam.c, registered everywhere before anyone may send. MPI code. */
+static int win_layout(struct mpii_win *w, const struct winfo *info)
+{
+	struct mpii_comm *c = w->comm;
+	MPI_Comm nc;
+	int spans = 0, rc;
+
+	for (int i = 0; i < c->size; i++)
+		spans |= info[i].node != info[0].node;
+	if (!spans)
+		return layout(w, info, c);
+	if (w->flavor == MPI_WIN_FLAVOR_SHARED) {
+		char why[200];
+		for (int i = 0; i < c->size; i++)
+			if (info[i].node != info[0].node) {
+				snprintf(
+				    why, sizeof(why),
+				    "MPI_Win_allocate_shared needs every rank on one node: ranks "
+				    "0 and %d of the communicator are on different nodes",
+				    i);
+				break;
+			}
+		mpii_err_detail(why);
+		return MPI_ERR_RMA_SHARED;
+	}
+	rc = PMPI_Comm_split(c->handle, info[c->rank].node, c->rank, &nc);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = layout(w, info, mpii_comm(nc));
+	PMPI_Comm_free(&nc);
+	if (rc == MPI_SUCCESS)
+		rc = mpii_rma_win_init(w);
+	/* collective outcome: a rank that failed must not leave the others sending to it */
+	int ok = rc == MPI_SUCCESS, all = 0;
+	mpii_allreduce(&ok, &all, 1, mpii_dt(MPI_INT), MPI_MIN, c);
+	return rc != MPI_SUCCESS ? rc : all ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
 static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
@@ -202,19 +246,8 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	me.node = mpii.node;
 	rc = mpii_allgather(&me, (int)sizeof(me), mpii_dt(MPI_BYTE), info, (int)sizeof(me),
 	                    mpii_dt(MPI_BYTE), w->comm);
-	for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++) {
-		if (info[i].node != info[0].node) {
-			char why[200];
-			snprintf(why, sizeof(why),
-			         "one-sided windows need every rank on one node: ranks 0 and %d of "
-			         "the communicator are on different nodes (not supported yet)",
-			         i);
-			mpii_err_detail(why);
-			rc = MPI_ERR_UNSUPPORTED_OPERATION;
-		}
-	}
 	if (rc == MPI_SUCCESS)
-		rc = layout(w, info);
+		rc = win_layout(w, info);
 	free(info);
 	wins.first = 1; /* 0 is MPI_WIN_NULL */
 	h = rc == MPI_SUCCESS ? mpii_tab_add(&wins, w) : -1;
@@ -238,6 +271,72 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 {
 	(void)info;
 	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, win, "MPI_Win_create");
+}
+
+MPII_ALIAS(Win_create_dynamic)
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	(void)info;
+	return win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, win, "MPI_Win_create_dynamic");
+}
+
+int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len)
+{
+	for (int i = 0; i < w->natt; i++) {
+		uint64_t b = (uint64_t)(uintptr_t)w->att[i].base;
+		if (addr >= b && addr + len <= b + (uint64_t)w->att[i].size)
+			return 1;
+	}
+	return 0;
+}
+
+/* Origins of this node reach attached memory by address (process_vm_readv/writev), those of
+ * other nodes through this process's receive path, which checks the list. */
+MPII_ALIAS(Win_attach)
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_attach");
+	if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+		return mpii_err(w->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach");
+	if (size < 0)
+		return mpii_err(w->comm, MPI_ERR_SIZE, "MPI_Win_attach");
+	MPII_TP_LOCK();
+	if (w->natt == w->catt) {
+		int cap = w->catt ? w->catt * 2 : 8;
+		struct mpii_wreg *a = realloc(w->att, sizeof(*a) * (size_t)cap);
+		if (!a) {
+			MPII_TP_UNLOCK();
+			return mpii_err(w->comm, MPI_ERR_NO_MEM, "MPI_Win_attach");
+		}
+		w->att = a;
+		w->catt = cap;
+	}
+	w->att[w->natt++] = (struct mpii_wreg){base, size};
+	MPII_TP_UNLOCK();
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_detach)
+int PMPI_Win_detach(MPI_Win win, const void *base)
+{
+	struct mpii_win *w = mpii_win(win);
+	int i, found;
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_detach");
+	if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+		return mpii_err(w->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach");
+	MPII_TP_LOCK();
+	for (i = 0; i < w->natt && w->att[i].base != base; i++)
+		;
+	found = i < w->natt;
+	if (found)
+		w->att[i] = w->att[--w->natt];
+	MPII_TP_UNLOCK();
+	return found ? MPI_SUCCESS : mpii_err(w->comm, MPI_ERR_ARG, "MPI_Win_detach");
 }
 
 MPII_ALIAS(Win_allocate)
@@ -371,8 +470,9 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
 	return PMPI_Comm_get_errhandler(w->comm->handle, eh);
 }
 
-/* ---- synchronisation: every operation is complete when its call returns, so epochs only
- * order memory and exclude other origins ---- */
+/* ---- synchronisation: an operation on this node is complete when its call returns, so
+ * epochs only order memory and exclude other origins; those on other nodes are complete when
+ * their targets have answered a FLUSH or UNLOCK (mpi_rmam.c) ---- */
 
 MPII_ALIAS(Win_fence)
 int PMPI_Win_fence(int assert, MPI_Win win)
@@ -380,9 +480,11 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 	int rc;
 
 	WIN("MPI_Win_fence");
+	/* operations to other nodes are complete at their targets before the barrier */
+	rc = w->rm ? mpii_rma_flush(w, -1) : MPI_SUCCESS;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	rc = assert &MPI_MODE_NOPRECEDE &&assert &MPI_MODE_NOSUCCEED ? MPI_SUCCESS
-	                                                             : mpii_barrier(w->comm);
+	if (rc == MPI_SUCCESS && !(assert &MPI_MODE_NOPRECEDE &&assert &MPI_MODE_NOSUCCEED))
+		rc = mpii_barrier(w->comm);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return mpii_err(w->comm, rc, "MPI_Win_fence");
 }
@@ -463,6 +565,8 @@ int PMPI_Win_complete(MPI_Win win)
 	WIN("MPI_Win_complete");
 	if (!w->start)
 		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_complete");
+	if (w->rm) /* gets from other nodes must have landed; puts are ordered before COMPLETE */
+		rc = mpii_rma_flush(w, -1);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (int i = 0; rc == MPI_SUCCESS && i < w->nstart; i++)
 		rc = mpii_send(NULL, 0, mpii_dt(MPI_BYTE), w->start[i], T_COMPLETE, w->comm, 0,
@@ -524,7 +628,11 @@ int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)
 		return mpii_err(w->comm, MPI_ERR_RANK, "MPI_Win_lock");
 	if (w->locked[rank] || w->lock_all)
 		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock");
-	if (!(assert &MPI_MODE_NOCHECK))
+	if (!(assert &MPI_MODE_NOCHECK) && w->p[rank].remote) {
+		int rc = mpii_rma_lock(w, rank, type == MPI_LOCK_EXCLUSIVE);
+		if (rc != MPI_SUCCESS)
+			return mpii_err(w->comm, rc, "MPI_Win_lock");
+	} else if (!(assert &MPI_MODE_NOCHECK))
 		mpii_wlock_acquire(&w->lk[rank].rw, type == MPI_LOCK_EXCLUSIVE);
 	w->locked[rank] = assert &MPI_MODE_NOCHECK ? -type : type;
 	return MPI_SUCCESS;
@@ -544,9 +652,14 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
 	if (!t)
 		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock");
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	w->locked[rank] = 0;
+	if (w->p[rank].remote) /* returns once the operations are complete at the target */
+		return mpii_err(w->comm,
+		                t > 0 ? mpii_rma_unlock(w, rank, t == MPI_LOCK_EXCLUSIVE)
+		                      : mpii_rma_flush(w, rank),
+		                "MPI_Win_unlock");
 	if (t > 0)
 		mpii_wlock_release(&w->lk[rank].rw, t == MPI_LOCK_EXCLUSIVE);
-	w->locked[rank] = 0;
 	return MPI_SUCCESS;
 }
 
@@ -559,8 +672,13 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
 	for (int i = 0; i < w->comm->size; i++)
 		if (w->locked[i])
 			return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
-	for (int i = 0; i < w->comm->size && !(assert &MPI_MODE_NOCHECK); i++)
-		mpii_wlock_acquire(&w->lk[i].rw, 0);
+	for (int i = 0; i < w->comm->size && !(assert &MPI_MODE_NOCHECK); i++) {
+		int rc = w->p[i].remote ? mpii_rma_lock(w, i, 0) : MPI_SUCCESS;
+		if (rc != MPI_SUCCESS)
+			return mpii_err(w->comm, rc, "MPI_Win_lock_all");
+		if (!w->p[i].remote)
+			mpii_wlock_acquire(&w->lk[i].rw, 0);
+	}
 	w->lock_all = assert &MPI_MODE_NOCHECK ? 2 : 1;
 	return MPI_SUCCESS;
 }
@@ -572,48 +690,61 @@ int PMPI_Win_unlock_all(MPI_Win win)
 	if (!w->lock_all)
 		return mpii_err(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all");
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (int i = 0; i < w->comm->size && w->lock_all == 1; i++)
-		mpii_wlock_release(&w->lk[i].rw, 0);
+	int rc = w->rm && w->lock_all == 2 ? mpii_rma_flush(w, -1) : MPI_SUCCESS;
+	for (int i = 0; i < w->comm->size && w->lock_all == 1; i++) {
+		int e = w->p[i].remote ? mpii_rma_unlock(w, i, 0) : MPI_SUCCESS;
+		if (!w->p[i].remote)
+			mpii_wlock_release(&w->lk[i].rw, 0);
+		if (rc == MPI_SUCCESS)
+			rc = e;
+	}
 	w->lock_all = 0;
-	return MPI_SUCCESS;
+	return mpii_err(w->comm, rc, "MPI_Win_unlock_all");
 }
 
-/* Operations complete in their calls: a flush only orders memory. */
-static int flush(MPI_Win win, const char *fn)
+/* Operations on this node complete in their calls: a flush only orders memory. Those to
+ * other nodes (rank, or -1 for all) are complete once their targets have answered. */
+static int flush(MPI_Win win, int rank, const char *fn)
 {
+	int rc = MPI_SUCCESS;
+
 	WIN(fn);
+	if (rank != MPI_PROC_NULL && (rank < -1 || rank >= w->comm->size))
+		return mpii_err(w->comm, MPI_ERR_RANK, fn);
+	if (w->rm && rank != MPI_PROC_NULL)
+		rc = mpii_rma_flush(w, rank);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return MPI_SUCCESS;
+	return mpii_err(w->comm, rc, fn);
 }
 
 MPII_ALIAS(Win_flush)
 int PMPI_Win_flush(int rank, MPI_Win win)
 {
-	(void)rank;
-	return flush(win, "MPI_Win_flush");
+	return flush(win, rank, "MPI_Win_flush");
 }
 
 MPII_ALIAS(Win_flush_all)
 int PMPI_Win_flush_all(MPI_Win win)
 {
-	return flush(win, "MPI_Win_flush_all");
+	return flush(win, -1, "MPI_Win_flush_all");
 }
 
 MPII_ALIAS(Win_flush_local)
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
-	(void)rank;
-	return flush(win, "MPI_Win_flush_local");
+	return flush(win, rank, "MPI_Win_flush_local");
 }
 
 MPII_ALIAS(Win_flush_local_all)
 int PMPI_Win_flush_local_all(MPI_Win win)
 {
-	return flush(win, "MPI_Win_flush_local_all");
+	return flush(win, -1, "MPI_Win_flush_local_all");
 }
 
 MPII_ALIAS(Win_sync)
 int PMPI_Win_sync(MPI_Win win)
 {
-	return flush(win, "MPI_Win_sync");
+	WIN("MPI_Win_sync");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return MPI_SUCCESS;
 }

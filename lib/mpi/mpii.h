@@ -325,11 +325,34 @@ int mpii_nbc_check(MPI_Comm comm, MPI_Request *req, struct mpii_comm **cp);
 /* The MPI code (with its one-line reason) for an MPI_I* collective on an intercommunicator. */
 int mpii_nbc_inter(const char *fn);
 
+/* Nonblocking collectives on intercommunicator ic (mpi_nbc_inter.c): schedules on its union,
+ * with the blocking ones' semantics (root MPI_ROOT / MPI_PROC_NULL / a remote rank). MPI codes,
+ * reported through ic's error handler. */
+int mpii_inbc_barrier(struct mpii_comm *ic, MPI_Request *req);
+int mpii_inbc_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *ic,
+                    MPI_Request *req);
+int mpii_inbc_reduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                     int root, struct mpii_comm *ic, MPI_Request *req);
+int mpii_inbc_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
+                        struct mpii_comm *ic, MPI_Request *req);
+int mpii_inbc_gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                      const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                      int root, struct mpii_comm *ic, MPI_Request *req, const char *fn);
+int mpii_inbc_scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
+                       struct mpii_dtype *sd, void *rbuf, int rcount, struct mpii_dtype *rd,
+                       int root, struct mpii_comm *ic, MPI_Request *req, const char *fn);
+int mpii_inbc_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                         const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                         struct mpii_comm *ic, MPI_Request *req, const char *fn);
+int mpii_inbc_alltoall(const struct mpii_a2a *a, struct mpii_comm *ic, MPI_Request *req,
+                       const char *fn);
+
 /* ---- one-sided communication (mpi_win.c, mpi_rma.c) ----
- * Every rank of a window shares one node. A control segment (POSIX shm) holds one lock line
- * per rank; window memory from MPI_Win_allocate(_shared) lives in the same segment, mapped by
- * every rank, so origins read and write it directly; memory given to MPI_Win_create is reached
- * with process_vm_readv/writev. Either way the target takes no part (passive progress). */
+ * On each node a control segment (POSIX shm) holds one lock line per rank; window memory from
+ * MPI_Win_allocate(_shared) of the node's ranks lives in the same segment, mapped by each of
+ * them, so origins read and write it directly; memory given to MPI_Win_create is reached with
+ * process_vm_readv/writev. Either way the target takes no part (passive progress). Targets on
+ * other nodes get active messages (mpi_rmam.c). */
 struct mpii_wlock {
 	int rw;  /* MPI_Win_lock: 0 free, > 0 shared holders, -1 exclusive */
 	int acc; /* accumulate mutex: accumulates to this rank are atomic per element and op */
@@ -342,6 +365,14 @@ struct mpii_wpeer {
 	MPI_Aint size;
 	int disp_unit;
 	int pid;
+	int remote; /* on another node: reached by active messages (mpi_rmam.c) */
+};
+
+struct mpii_rmaw; /* a window's state for ranks on other nodes (mpi_rmam.c) */
+
+struct mpii_wreg { /* memory attached to a dynamic window */
+	char *base;
+	MPI_Aint size;
 };
 
 struct mpii_win {
@@ -362,13 +393,84 @@ struct mpii_win {
 	struct lk_request **post; /* exposure epoch: receives of the origins' completions */
 	int npost;
 	int fence_open;
+	struct mpii_rmaw *rm;  /* NULL when every rank shares this node */
+	struct mpii_wreg *att; /* MPI_Win_create_dynamic: memory attached here */
+	int natt, catt;
 	char name[MPI_MAX_OBJECT_NAME];
 };
 /* Window for handle, or NULL. */
 struct mpii_win *mpii_win(MPI_Win h);
+/* Whether [addr, addr + len) lies in memory attached to dynamic window w (under the transport
+ * lock when the progress thread runs). */
+int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len);
 /* Acquire / release a spin word of the control segment (progress while waiting). */
 void mpii_wlock_acquire(int *word, int excl);
 void mpii_wlock_release(int *word, int excl);
+
+/* ---- one-sided communication with ranks on other nodes (mpi_rmam.c) ----
+ * Operations on a target off this node travel as active messages (doc/PROTOCOL-mpi-wire.md
+ * section 6.2) applied by the target's receive path: by its own MPI calls, or, while a window
+ * with remote ranks exists, by a progress thread that polls the transport while the main
+ * thread is outside MPI. While that thread runs, every transport call takes mpii_tp_lock. */
+enum { MPII_RMA_PUT = 1, MPII_RMA_GET, MPII_RMA_ACC, MPII_RMA_GACC, MPII_RMA_CAS };
+/* First wire type of the RMA messages (types below it are point-to-point). */
+#define MPII_H_RMA 9
+/* Set up / tear down remote state of a window whose ranks span nodes (collective over
+ * w->comm; the window is found by its context from then on). MPI code. */
+int mpii_rma_win_init(struct mpii_win *w);
+void mpii_rma_win_fini(struct mpii_win *w);
+/* One operation to remote target trank: the origin's data packed (obytes, may be NULL for a
+ * get), the target's type (count elements of td at byte offset toff), the basic element type
+ * and op of accumulates, and where results go (rbuf/rcount/rd; for CAS cbuf is the compare
+ * value). req, if not NULL, is completed when the results are in. MPI code. */
+struct mpii_rma_op {
+	int kind, trank;
+	MPI_Aint toff;
+	int tcount;
+	struct mpii_dtype *td, *ed;
+	MPI_Op op;
+	const char *obytes, *cbytes;
+	void *rbuf;
+	int rcount;
+	struct mpii_dtype *rd;
+	struct lk_request *req;
+};
+int mpii_rma_issue(struct mpii_win *w, const struct mpii_rma_op *o);
+/* Synchronisation with remote targets. Flush: every operation to trank (-1: all) is complete
+ * at the target. Lock/unlock: the target's rw word, taken and released by the target on our
+ * behalf. MPI codes. */
+int mpii_rma_flush(struct mpii_win *w, int trank);
+int mpii_rma_lock(struct mpii_win *w, int trank, int excl);
+int mpii_rma_unlock(struct mpii_win *w, int trank, int excl);
+/* An RMA fragment arrived (from mpii_on_frag). */
+void mpii_rma_frag(int wsrc, const void *hdr, const void *data, size_t len);
+/* Retry lock requests that wait at this target (under the transport lock). Steps taken. */
+int mpii_rma_progress(void);
+/* A window with remote ranks is made (up = 1) or freed (0): the progress thread runs while
+ * one exists. */
+void mpii_rma_thread(int up);
+/* Stop the progress thread (MPI_Finalize). */
+void mpii_rma_fini(void);
+/* Transport lock (recursive); used only while mpii.tp_mt is set. */
+void mpii_tp_lock(void);
+void mpii_tp_unlock(void);
+#define MPII_TP_LOCK()                                                                             \
+	do {                                                                                       \
+		if (mpii.tp_mt)                                                                    \
+			mpii_tp_lock();                                                            \
+	} while (0)
+#define MPII_TP_UNLOCK()                                                                           \
+	do {                                                                                       \
+		if (mpii.tp_mt)                                                                    \
+			mpii_tp_unlock();                                                          \
+	} while (0)
+/* In the progress thread: point-to-point fragments and send completions are queued for the
+ * main thread (mpi_p2p.c) instead of handled. */
+int mpii_in_thread(void);
+void mpii_defer_frag(int wsrc, const void *hdr, size_t hlen, const void *data, size_t len);
+void mpii_defer_sent(void *cookie);
+/* Main thread, under the transport lock: handle what the thread queued. Count. */
+int mpii_drain_deferred(void);
 
 /* ---- intercommunicators (mpi_inter.c) ---- */
 /* The union intracommunicator of ic (both groups, the one holding the lower job rank at its
@@ -473,6 +575,9 @@ struct mpii_state {
 	int bsend_pending;
 	struct mpii_sched *nbc; /* schedules of nonblocking collectives in progress */
 	MPI_Comm parent;        /* MPI_Comm_get_parent */
+	int tp_mt;              /* the RMA progress thread runs: lock around the transport */
+	int rma_waiting;        /* remote lock requests queued at this target */
+	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;

@@ -12,6 +12,9 @@
  *   put_flush / get_flush 8 and 1048576: MPI_Put/MPI_Get + MPI_Win_flush inside one
  *     MPI_Win_lock epoch (the target sits in MPI_Barrier);
  *   put_fence / get_fence 8: one operation per MPI_Win_fence epoch (both ranks fence);
+ *   put_flush_busy 8: as put_flush, but the target computes without calling MPI (until the
+ *     origin's last put sets a flag in its window, at most 3 s): passive-target progress;
+ *     the time a target without it takes is then about 3 s / iterations;
  *   iallreduce 8192 (doubles, all ranks): "ar" the collective alone, "compute" the loop alone,
  *     "overlap" MPI_Iallreduce, the compute loop with an MPI_Test every 1/16 of it, MPI_Wait.
  * Exits 0.
@@ -87,6 +90,34 @@ static double ar_row(double *a, double *b, int n, long work, int mode, long iter
 	return worst;
 }
 
+/* put + flush while the target computes outside MPI (bounded to 3 s). */
+static double busy_row(MPI_Win win, char *buf, volatile char *wbuf, int rank, long iters)
+{
+	double t0 = 0, t = 0;
+	const char one = 1;
+
+	wbuf[4096] = 0;
+	MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		t0 = MPI_Wtime(); /* no warm-up: it would absorb a target that never answers */
+		for (long i = 0; i < iters; i++) {
+			MPI_Put(buf, 8, MPI_BYTE, 1, 0, 8, MPI_BYTE, win);
+			MPI_Win_flush(1, win);
+		}
+		t = (MPI_Wtime() - t0) * 1e6 / (double)iters;
+		MPI_Put(&one, 1, MPI_BYTE, 1, 4096, 1, MPI_BYTE, win);
+		MPI_Win_flush(1, win);
+	} else if (rank == 1) {
+		double s0 = MPI_Wtime();
+		while (!wbuf[4096] && MPI_Wtime() - s0 < 3.0)
+			compute(1000);
+	}
+	MPI_Win_unlock(1, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size, n = 8192;
@@ -111,7 +142,7 @@ int main(int argc, char **argv)
 	buf = calloc(1, 1 << 20);
 	MPI_Win_allocate(1 << 20, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &wbuf, &win);
 	if (rank == 0)
-		printf("# rma_bench: %d ranks, origin 0, target 1; us per operation\n", size);
+		printf("# rma_bench: ranks=%d origin 0, target 1; us per operation\n", size);
 	MPI_Win_fence(0, win);
 	MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
 	for (int k = 0; k < 2; k++) {
@@ -121,6 +152,11 @@ int main(int argc, char **argv)
 		double tg = rma_rows(win, buf, rank, "get_flush", bytes, it);
 		if (rank == 0)
 			printf("put_flush %d %.3f\nget_flush %d %.3f\n", bytes, tp, bytes, tg);
+	}
+	{
+		double tb = busy_row(win, buf, wbuf, rank, (long)(2000 * scale) + 5);
+		if (rank == 0)
+			printf("put_flush_busy 8 %.3f\n", tb);
 	}
 	iters = (long)(5000 * scale) + 5;
 	{
