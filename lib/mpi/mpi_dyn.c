@@ -10,6 +10,40 @@
 #include "mpii.h"
 #include "pmi.h"
 
+/* The transport calls of this file, under the transport's lock while the RMA progress thread
+ * runs (mpi_rmat.c): adding a peer grows the arrays that thread's polls read. */
+static int dyn_card(char *buf, size_t len)
+{
+	MPII_TP_LOCK();
+	int rc = tp_card(mpii.tp, buf, len);
+	MPII_TP_UNLOCK();
+	return rc;
+}
+
+static int dyn_add_peer(const char *card)
+{
+	MPII_TP_LOCK();
+	int p = tp_add_peer(mpii.tp, card);
+	MPII_TP_UNLOCK();
+	return p;
+}
+
+static int dyn_reach(int peer)
+{
+	MPII_TP_LOCK();
+	int rc = tp_reach(mpii.tp, peer);
+	MPII_TP_UNLOCK();
+	return rc;
+}
+
+static int dyn_queued(void)
+{
+	MPII_TP_LOCK();
+	int n = tp_queued(mpii.tp);
+	MPII_TP_UNLOCK();
+	return n;
+}
+
 /*
  * doc/PROTOCOL-mpi-wire.md section 8. A port is "lamkit-port:TAG:CARD" with CARD the root's
  * transport card (tp_card: uid@tcp-card). The connecting root sends HELLO {n, mask, card} on the
@@ -43,7 +77,7 @@ int mpii_open_port(char *port)
 {
 	char card[MPI_MAX_PORT_NAME - 24]; /* room for the prefix and the tag */
 
-	if (tp_card(mpii.tp, card, sizeof card) < 0) {
+	if (dyn_card(card, sizeof card) < 0) {
 		mpii_err_detail(tp_error(mpii.tp));
 		return MPI_ERR_OTHER;
 	}
@@ -146,7 +180,7 @@ static int accept_root(const char *port, const char *cards, int nl, const uint64
 
 	if (!h)
 		return MPI_ERR_NO_MEM;
-	rc = parse_port(port, &tag, &card) < 0 || tp_card(mpii.tp, mine, sizeof mine) < 0 ||
+	rc = parse_port(port, &tag, &card) < 0 || dyn_card(mine, sizeof mine) < 0 ||
 	             strcmp(card, mine)
 	         ? MPI_ERR_PORT
 	         : MPI_SUCCESS;
@@ -158,7 +192,7 @@ static int accept_root(const char *port, const char *cards, int nl, const uint64
 	mpii_comm_release(hs);
 	hs = NULL;
 	h->card[CARD - 1] = '\0';
-	if (rc == MPI_SUCCESS && ((p = tp_add_peer(mpii.tp, h->card)) < 0 || h->n < 1))
+	if (rc == MPI_SUCCESS && ((p = dyn_add_peer(h->card)) < 0 || h->n < 1))
 		rc = MPI_ERR_PORT;
 	if (rc == MPI_SUCCESS && !(hs = hs_comm(1, p)))
 		rc = MPI_ERR_NO_MEM;
@@ -189,14 +223,14 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 
 	if (!h)
 		return MPI_ERR_NO_MEM;
-	if (parse_port(port, &tag, &card) < 0 || (p = tp_add_peer(mpii.tp, card)) < 0 ||
+	if (parse_port(port, &tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 ||
 	    p == mpii.rank) {
 		char why[160];
 		snprintf(why, sizeof why, "not a port name of a lamkit MPI process: '%.100s'",
 		         port ? port : "(null)");
 		mpii_err_detail(why);
 		rc = MPI_ERR_PORT;
-	} else if (tp_reach(mpii.tp, p) < 0) {
+	} else if (dyn_reach(p) < 0) {
 		mpii_err_detail(tp_error(mpii.tp));
 		rc = MPI_ERR_PORT;
 	} else if (!(hs = hs_comm(0, p))) {
@@ -205,7 +239,7 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 	if (rc == MPI_SUCCESS) {
 		h->n = nl;
 		memcpy(h->mask, mask, sizeof h->mask);
-		tp_card(mpii.tp, h->card, sizeof h->card);
+		dyn_card(h->card, sizeof h->card);
 		rc = mpii_send(h, (int)sizeof(*h), mpii_dt(MPI_BYTE), 0, tag, hs, 0, MODE_STD);
 	}
 	if (rc == MPI_SUCCESS) {
@@ -289,7 +323,7 @@ int mpii_cards(struct mpii_comm *c, char **cards)
 	*cards = malloc((size_t)c->size * CARD);
 	if (!*cards)
 		return MPI_ERR_NO_MEM;
-	if (tp_card(mpii.tp, mine, sizeof mine) < 0)
+	if (dyn_card(mine, sizeof mine) < 0)
 		mine[0] = '\0';
 	rc = mpii_allgather(mine, CARD, mpii_dt(MPI_CHAR), *cards, CARD, mpii_dt(MPI_CHAR), c);
 	if (rc != MPI_SUCCESS) {
@@ -303,7 +337,7 @@ int mpii_cards_world(char *cards, int n, int *w)
 {
 	for (int i = 0; i < n; i++) {
 		cards[(size_t)i * CARD + CARD - 1] = '\0';
-		w[i] = tp_add_peer(mpii.tp, cards + (size_t)i * CARD);
+		w[i] = dyn_add_peer(cards + (size_t)i * CARD);
 		if (w[i] < 0)
 			return MPI_ERR_INTERN;
 	}
@@ -388,7 +422,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
 		return mpii_err(c, MPI_ERR_COMM, "MPI_Comm_disconnect");
 	/* what this process sent has left, and every member got this far: nothing of the
 	 * communicator is in flight any more */
-	for (double t0 = PMPI_Wtime(); tp_queued(mpii.tp) && PMPI_Wtime() - t0 < 10.0;)
+	for (double t0 = PMPI_Wtime(); dyn_queued() && PMPI_Wtime() - t0 < 10.0;)
 		mpii_progress_wait();
 	rc = c->inter ? mpii_inter_barrier(c) : mpii_barrier(c);
 	if (rc != MPI_SUCCESS)
