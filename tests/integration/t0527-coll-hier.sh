@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0525: node-aware collectives of lamkit's MPI. A universe of two fake nodes on this host (boot
+# t0527: node-aware collectives of lamkit's MPI. A universe of two fake nodes on this host (boot
 # module `local`; ranks of different agents talk tcp, ranks of one agent shm) runs tests/mpi/
 # lk_hier (barrier, bcast, reduce, allreduce, allgather value by value on communicators spread over the
 # nodes in several ways, non-commutative ops kept in rank order) with block and round-robin
