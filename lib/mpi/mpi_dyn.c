@@ -223,8 +223,7 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 
 	if (!h)
 		return MPI_ERR_NO_MEM;
-	if (parse_port(port, &tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 ||
-	    p == mpii.rank) {
+	if (parse_port(port, &tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 || p == mpii.rank) {
 		char why[160];
 		snprintf(why, sizeof why, "not a port name of a lamkit MPI process: '%.100s'",
 		         port ? port : "(null)");
