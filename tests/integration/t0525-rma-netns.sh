@@ -3,7 +3,7 @@
 # lk_rma (every window flavour, fence, PSCW, locks, atomics, derived and pair types) and
 # lk_rma_nodes (1 MiB transfers, request-based operations, flushes, lock_all NOCHECK,
 # fetch_and_op / compare_and_swap, passive-target updates while the target computes, each
-# bounded to 2 s) on 2 nodes (one rank each, and two each: a window mixing shared memory and
+# bounded to 10 s, where none would take 20) on 2 nodes (one rank each, and two each: a window mixing shared memory and
 # active messages) and on 4 nodes (one and two ranks each); and lk_inbc (nonblocking
 # collectives on an intercommunicator) on 4 nodes.
 # timeout: 300
