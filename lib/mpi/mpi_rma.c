@@ -410,10 +410,10 @@ int PMPI_Accumulate(const void *obuf, int ocount, MPI_Datatype otype, int target
 	return rma(&a, target, tdisp, tcount, ttype, win, "MPI_Accumulate");
 }
 
-MPII_ALIAS(Get_accumulate)
-int PMPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
-                        MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
-                        MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+/* The arguments of a get-accumulate (MPI_Get_accumulate, MPI_Rget_accumulate). */
+static struct args gacc_args(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf,
+                             int rcount, MPI_Datatype rtype, int tcount, MPI_Datatype ttype,
+                             MPI_Op op)
 {
 	struct args a = {.kind = OP_GACC,
 	                 .obuf = obuf,
@@ -428,6 +428,16 @@ int PMPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *
 		a.ocount = tcount;
 		a.otype = ttype;
 	}
+	return a;
+}
+
+MPII_ALIAS(Get_accumulate)
+int PMPI_Get_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void *rbuf, int rcount,
+                        MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
+                        MPI_Datatype ttype, MPI_Op op, MPI_Win win)
+{
+	struct args a = gacc_args(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op);
+
 	return rma(&a, target, tdisp, tcount, ttype, win, "MPI_Get_accumulate");
 }
 
@@ -513,18 +523,7 @@ int PMPI_Rget_accumulate(const void *obuf, int ocount, MPI_Datatype otype, void 
                          MPI_Datatype rtype, int target, MPI_Aint tdisp, int tcount,
                          MPI_Datatype ttype, MPI_Op op, MPI_Win win, MPI_Request *req)
 {
-	struct args a = {.kind = OP_GACC,
-	                 .obuf = obuf,
-	                 .ocount = ocount,
-	                 .otype = otype,
-	                 .rbuf = rbuf,
-	                 .rcount = rcount,
-	                 .rtype = rtype,
-	                 .op = op};
+	struct args a = gacc_args(obuf, ocount, otype, rbuf, rcount, rtype, tcount, ttype, op);
 
-	if (op == MPI_NO_OP) { /* the origin buffer is ignored */
-		a.ocount = tcount;
-		a.otype = ttype;
-	}
 	return req_op(&a, target, tdisp, tcount, ttype, win, req, "MPI_Rget_accumulate");
 }
