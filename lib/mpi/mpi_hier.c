@@ -143,11 +143,41 @@ fail:
 	return rc;
 }
 
+/* The node of every job rank, read from the launcher the first time a communicator of more
+ * than two ranks asks (not in MPI_Init: a job without such a collective never pays the PMI
+ * round trip). NULL when the launcher gives no mapping. */
+static const int *node_map(void)
+{
+	static int asked;
+
+	if (!asked) {
+		int *m = malloc(sizeof(int) * (size_t)mpii.size), max = -1;
+		asked = 1;
+		if (m && PMI_Topo_node_map(m, mpii.size) == PMI_SUCCESS) {
+			for (int r = 0; r < mpii.size; r++)
+				if (m[r] > max)
+					max = m[r];
+		}
+		if (max >= 0) {
+			mpii.wnode = m;
+			mpii.nwnode = max + 1;
+		} else
+			free(m);
+	}
+	return mpii.wnode;
+}
+
+void mpii_hier_fini(void)
+{
+	free(mpii.wnode);
+	mpii.wnode = NULL;
+}
+
 struct mpii_hier *mpii_hier_of(struct mpii_comm *c)
 {
 	if (c->hier_state == 0) {
 		c->hier_state = -1;
-		if (!c->inter && mpii.wnode && enabled() && c->size > 2) {
+		if (!c->inter && c->size > 2 && enabled() && node_map()) {
 			int rc = build(c, &c->hier);
 			/* every rank decides alike from the same map; running out of memory on
 			 * one rank alone would leave it flat while the others are not (a hang) */

@@ -63,25 +63,6 @@ static int *get_node(int *n)
 	return v;
 }
 
-/* The node of every rank (for node-aware collectives), when the launcher says; else NULL. */
-static void get_node_map(void)
-{
-	int *m = mpii.size > 2 ? malloc(sizeof(int) * (size_t)mpii.size) : NULL;
-	int max = -1;
-
-	if (m && PMI_Topo_node_map(m, mpii.size) == PMI_SUCCESS) {
-		for (int r = 0; r < mpii.size; r++)
-			if (m[r] > max)
-				max = m[r];
-		if (max >= 0) {
-			mpii.wnode = m;
-			mpii.nwnode = max + 1;
-			return;
-		}
-	}
-	free(m);
-}
-
 static int wire_up(void)
 {
 	struct tp_cfg cfg = {0};
@@ -131,7 +112,6 @@ static int do_init(int required, int *provided)
 		snprintf(mpii.pname, sizeof(mpii.pname), "localhost");
 	if (mpii_dt_init() < 0 || mpii_comm_init() < 0)
 		return init_fail("out of memory");
-	get_node_map();
 	rc = wire_up();
 	if (rc != MPI_SUCCESS)
 		return rc;
@@ -197,8 +177,7 @@ int PMPI_Finalize(void)
 	mpii.tp = NULL;
 	mpii_attr_fini();
 	mpii_comm_fini();
-	free(mpii.wnode);
-	mpii.wnode = NULL;
+	mpii_hier_fini();
 	mpii_dt_fini();
 	mpii_op_fini();
 	mpii_err_fini();

@@ -514,6 +514,8 @@ struct mpii_hier;
  * rank of c reaches the same answer from the job's node map. */
 struct mpii_hier *mpii_hier_of(struct mpii_comm *c);
 void mpii_hier_free(struct mpii_hier *h);
+/* Free the job's node map (MPI_Finalize). */
+void mpii_hier_fini(void);
 int mpii_hier_barrier(struct mpii_hier *h);
 int mpii_hier_bcast(struct mpii_hier *h, void *buf, int count, struct mpii_dtype *d, int root);
 int mpii_hier_reduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int count,
@@ -563,7 +565,8 @@ struct mpii_state {
 	int node;   /* lowest job rank on this node (MPI_COMM_TYPE_SHARED) */
 	int socket; /* lowest job rank bound to my socket / core; -1 when not bound */
 	int core;
-	int *wnode; /* node number of each job rank (PMI_process_mapping), or NULL */
+	int *wnode; /* node of each job rank (PMI_process_mapping, read at first need by mpi_hier.c)
+	             */
 	int nwnode; /* node numbers are below this */
 	tp_t *tp;
 	int yield;
