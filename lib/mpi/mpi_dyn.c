@@ -238,8 +238,12 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 	if (rc == MPI_SUCCESS) {
 		h->n = nl;
 		memcpy(h->mask, mask, sizeof h->mask);
-		dyn_card(h->card, sizeof h->card);
-		rc = mpii_send(h, (int)sizeof(*h), mpii_dt(MPI_BYTE), 0, tag, hs, 0, MODE_STD);
+		if (dyn_card(h->card, sizeof h->card) < 0) {
+			mpii_err_detail(tp_error(mpii.tp));
+			rc = MPI_ERR_OTHER;
+		} else
+			rc = mpii_send(h, (int)sizeof(*h), mpii_dt(MPI_BYTE), 0, tag, hs, 0,
+			               MODE_STD);
 	}
 	if (rc == MPI_SUCCESS) {
 		double secs = timeout_of("LAMKIT_MPI_CONNECT_TIMEOUT", 60);
