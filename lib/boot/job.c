@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -500,7 +501,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	struct boot_spawn sp = {.path = path,
 	                        .argv = app->argv,
 	                        .envp = envp,
-	                        .wdir = wdir,
+	                        .wdir = app->wdir || !j->wdir_here ? wdir : NULL,
 	                        .fd_in = in[0] >= 0 ? in[0] : j->devnull,
 	                        .fd_out = out[1],
 	                        .fd_err = errp[1],
@@ -548,6 +549,15 @@ out:
 	return rc;
 }
 
+/* a and b name one directory (a chdir from b to a would change nothing) */
+static int same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return a && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_t *ctl)
 {
 	boot_job_t *j = calloc(1, sizeof *j);
@@ -563,6 +573,7 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 	memset(js, 0, sizeof *js);
 	j->stdin_fd = -1;
 	j->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	j->wdir_here = same_dir(j->js.wdir, ".");
 	j->nranks = j->js.nranks;
 	j->r = calloc((size_t)j->nranks, sizeof *j->r);
 	snprintf(name, sizeof name, "job-%u", j->js.jobid);

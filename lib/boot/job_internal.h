@@ -57,6 +57,7 @@ struct boot_job {
 	int *app_ompi;               /* per app: 1 = built with Open MPI (gets its environment) */
 	int ompi;                    /* program built with Open MPI */
 	int devnull;                 /* stdin of ranks other than 0 */
+	int wdir_here;               /* js.wdir is the agent's own directory: ranks need no chdir */
 	char **exe_paths;            /* per app: the executable, resolved once */
 	struct core_wbuf procs;      /* "pid starttime rank" lines, written once after starting */
 	char pmi_lib[4300];          /* libpmi.so written for Open MPI programs */
