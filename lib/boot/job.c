@@ -455,6 +455,31 @@ static const char *app_path(boot_job_t *j, const struct boot_app *app, char *con
 	return j->exe_paths[a];
 }
 
+/* What SPAWN_FAIL names when the program was not found: the name and where it was looked
+ * for (the PATH directories, or the working directory a relative name is taken from), so that
+ * the one line says what to fix. */
+static const char *not_found_what(char *buf, size_t len, const char *exe, char *const *envp,
+                                  const char *wdir, int err)
+{
+	const char *path = boot_env_get(envp, "PATH");
+	int rel = 0;
+
+	if (err != ENOENT && err != EACCES)
+		return exe;
+	if (!path)
+		path = BOOT_SPAWN_DEFAULT_PATH;
+	for (const char *p = path; *p; p += strcspn(p, ":"), p += *p == ':')
+		rel |= *p != '/';
+	if (!strchr(exe, '/'))
+		snprintf(buf, len, "%s (looked along PATH=%.700s%s%s)", exe, path,
+		         rel && wdir ? ", relative entries in " : "", rel && wdir ? wdir : "");
+	else if (exe[0] != '/' && wdir)
+		snprintf(buf, len, "%s (relative to %s)", exe, wdir);
+	else
+		return exe;
+	return buf;
+}
+
 /* The CPU a rank is bound to, or -1: --bind-to core binds local rank i to the i-th CPU we
  * may use (round robin); auto does so only for Open MPI programs when this node runs at most
  * two ranks and they fit, which is what Open MPI's mpirun does. */
@@ -491,7 +516,9 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	if (!envp)
 		return -1;
 	if (!(path = app_path(j, app, envp, wdir))) {
-		spawn_failed(j, r, errno, app->exe);
+		int e = errno;
+		char what[1024];
+		spawn_failed(j, r, e, not_found_what(what, sizeof what, app->exe, envp, wdir, e));
 		goto out;
 	}
 	if (make_pipe(out, 0) < 0 || make_pipe(errp, 0) < 0 ||
