@@ -372,6 +372,14 @@ void boot_ctl_spawn(struct agent *a, struct core_rbuf *r)
 
 	if (r->err || rank < 0 || rank >= c->o->js->size || root->failed || root->killed)
 		return;
+	struct core_rbuf peek = *r;
+	if (core_r_u32(&peek) == 0 && !peek.err) { /* no commands: the agent refused it */
+		const char *why = core_r_str(&peek);
+		if (!peek.err)
+			boot_ctl_msg(c, "%srank %d on %s cannot spawn: %s", c->label, rank, a->host,
+			             why);
+		return;
+	}
 	struct ctl *sub = new_sub(root, a, rank);
 	if (!sub) {
 		reply(a, rank, -1, "out_of_memory");

@@ -412,8 +412,16 @@ static int spawn_one(struct cursor *cur, struct pmi_spawn_cmd *cmd, char ***pool
 	char **argv = *pool, **info;
 
 	if (!exe || !*exe || next_int(cur, "maxprocs", 1, 1 << 20, &nprocs) < 0 ||
-	    next_int(cur, "argc", 0, SPAWN_LIST_MAX, &argc) < 0 || argv + argc + 1 > end) {
+	    next_int(cur, "argc", 0, 1 << 30, &argc) < 0) {
 		*why = "bad_subcmd";
+		return -1;
+	}
+	if (argc > PMI_SPAWN_ARGS_MAX) {
+		*why = "too_many_args";
+		return -1;
+	}
+	if (argv + argc + 1 > end) {
+		*why = "bad_argv";
 		return -1;
 	}
 	for (int i = 0; i < argc; i++) {
@@ -473,6 +481,13 @@ static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 
 	if (c->spawn_wait)
 		return pmi_srv_fail(c, "spawn before the previous spawn-response");
+	/* libpmi's stand-in for a request too big for the framing: it says why */
+	const char *over = pmi2_msg_get(m, "lamkit-over", NULL);
+	if (over) {
+		if (c->s->ops.refused)
+			c->s->ops.refused(c->s->arg, c, over);
+		return reply_rc(c, spawn_resp, -1, "request_too_big");
+	}
 	if (cur.i < m->n && strcmp(m->kv[cur.i].key, "thrid") == 0)
 		cur.i++;
 	if (next_int(&cur, "ncmds", 1, SPAWN_LIST_MAX, &ncmds) < 0 ||
@@ -497,6 +512,14 @@ static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 		if (spawn_one(&cur, &cmds[i], &p, pool + npool, &why) < 0) {
 			free(cmds);
 			free(pool);
+			if (!strcmp(why, "too_many_args") && c->s->ops.refused) {
+				char line[96];
+				snprintf(
+				    line, sizeof(line),
+				    "a spawn command with more than %d arguments is over the bound",
+				    PMI_SPAWN_ARGS_MAX);
+				c->s->ops.refused(c->s->arg, c, line);
+			}
 			return reply_rc(c, spawn_resp, -1, why);
 		}
 	}
