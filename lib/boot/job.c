@@ -408,6 +408,16 @@ extern const struct core_blob boot_pmi_so_blobs[];
 static const char *app_path(boot_job_t *j, const struct boot_app *app, char *const *envp,
                             const char *wdir);
 
+/* Open MPI 4.1 spawns only through a PMIx server; the PMI-1 (flux) component it uses under us
+ * has no spawn. A program importing these gets a hint when it aborts (job_pmi.c). */
+static const char *const ompi_spawn_names[] = {"MPI_Comm_spawn",
+                                               "MPI_Comm_spawn_multiple",
+                                               "mpi_comm_spawn_",
+                                               "mpi_comm_spawn__",
+                                               "mpi_comm_spawn_multiple_",
+                                               "mpi_comm_spawn_multiple__",
+                                               NULL};
+
 /* Which apps are Open MPI programs (DT_NEEDED libmpi.so.40, or --mpi openmpi); for them the
  * embedded libpmi.so goes into the job directory. 0, or -1 with errno. */
 static int detect_mpi(boot_job_t *j, char *const *envp)
@@ -419,10 +429,13 @@ static int detect_mpi(boot_job_t *j, char *const *envp)
 		const struct boot_app *app = &j->js.apps[a];
 		const char *path = app_path(j, app, envp, app->wdir ? app->wdir : j->js.wdir);
 		if (j->js.mpi_kind == BOOT_MPI_OPENMPI)
-			j->app_ompi[a] = 1;
+			j->app_ompi[a] = BOOT_APP_OMPI;
 		else if (j->js.mpi_kind == BOOT_MPI_AUTO && path)
-			j->app_ompi[a] = boot_elf_needs(path, "libmpi.so.40") == 1;
-		j->ompi |= j->app_ompi[a];
+			j->app_ompi[a] =
+			    boot_elf_needs(path, "libmpi.so.40") == 1 ? BOOT_APP_OMPI : 0;
+		if (j->app_ompi[a] && path && boot_elf_imports(path, ompi_spawn_names) == 1)
+			j->app_ompi[a] |= BOOT_APP_OMPI_SPAWN;
+		j->ompi |= j->app_ompi[a] != 0;
 	}
 	if (!j->ompi)
 		return 0;

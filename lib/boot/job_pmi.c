@@ -237,7 +237,18 @@ static void op_abort(void *arg, pmi_conn_t *c, int code, const char *msg)
 	core_w_u32(&w, j->js.jobid);
 	core_w_u32(&w, (uint32_t)(r ? r->rank : pmi_conn_rank(c)));
 	core_w_u32(&w, (uint32_t)code);
-	core_w_str(&w, msg ? msg : "");
+	const struct boot_app *app = r ? boot_jobspec_app(&j->js, r->rank) : NULL;
+	if (app && j->app_ompi && (j->app_ompi[app - j->js.apps] & BOOT_APP_OMPI_SPAWN)) {
+		/* Open MPI says only "N/A": if it was MPI_Comm_spawn, say why it cannot work */
+		char m[512];
+		snprintf(m, sizeof m,
+		         "%s (if MPI_Comm_spawn failed: Open MPI 4.1 spawns only through a PMIx "
+		         "server, which lamkit does not serve; its PMI-1 component has no spawn)",
+		         msg ? msg : "");
+		core_w_str(&w, m);
+	} else {
+		core_w_str(&w, msg ? msg : "");
+	}
 	boot_job_send(j, BOOT_MSG_ABORT, &w, NULL, 0);
 	core_w_free(&w);
 }
