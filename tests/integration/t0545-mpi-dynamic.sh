@@ -94,11 +94,13 @@ for v in 2 1; do
 	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 2 9000 2>&1)
 	is "$?" 0 "PMI-$v: arguments of 9000 bytes (longer than a PMI-1 line)"
 	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 2 20000 2>&1)
-	ok "$([ $? != 0 ] && echo 0 || echo 1)" "PMI-$v: an argument of 20000 bytes is refused"
+	rc=$?
+	ok "$([ "$rc" != 0 ]; echo $?)" "PMI-$v: an argument of 20000 bytes is refused (exit $rc)"
 	like "$out" "^lamkit mpiexec: rank 0 on [^ ]+ cannot spawn: a spawn (line|argument) of 200[0-9]+ bytes.* is over the (PMI-2 )?bound of 16384 bytes$" \
 		"with one line from mpiexec naming the bound"
 	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 5000 4 2>&1)
-	ok "$([ $? != 0 ] && echo 0 || echo 1)" "PMI-$v: 5000 arguments are refused"
+	rc=$?
+	ok "$([ "$rc" != 0 ]; echo $?)" "PMI-$v: 5000 arguments are refused (exit $rc)"
 	like "$out" "^lamkit mpiexec: rank 0 on [^ ]+ cannot spawn: .*4096 arguments" \
 		"with one line from mpiexec naming the bound"
 done
