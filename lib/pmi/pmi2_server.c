@@ -470,6 +470,23 @@ void pmi2_srv_spawn_done(pmi_conn_t *c, int rc, const char *jobid, const char *w
 	send_out(c, &o, spawn_resp);
 }
 
+/* Refuse a request at once: rc=-1 with the reason, and one line for the user through
+ * ops->refused (the bound passed, or which field was malformed). */
+static int spawn_refuse(pmi_conn_t *c, const char *why)
+{
+	char line[96];
+
+	if (!strcmp(why, "too_many_args"))
+		snprintf(line, sizeof(line),
+		         "a spawn command with more than %d arguments is over the bound",
+		         PMI_SPAWN_ARGS_MAX);
+	else
+		snprintf(line, sizeof(line), "a malformed spawn request (%s)", why);
+	if (c->s->ops.refused)
+		c->s->ops.refused(c->s->arg, c, line);
+	return reply_rc(c, spawn_resp, -1, why);
+}
+
 /* The whole request goes to ops->spawn in one call; it answers through
  * pmi_conn_spawn_done() (now or later), or refuses by returning nonzero. */
 static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
@@ -492,12 +509,12 @@ static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 		cur.i++;
 	if (next_int(&cur, "ncmds", 1, SPAWN_LIST_MAX, &ncmds) < 0 ||
 	    next_int(&cur, "preputcount", 0, SPAWN_LIST_MAX, &npre) < 0)
-		return reply_rc(c, spawn_resp, -1, "bad_ncmds_or_preputcount");
+		return spawn_refuse(c, "bad_ncmds_or_preputcount");
 	for (int i = 0; i < npre; i++) {
 		pre[2 * i] = (char *)next_val(&cur, "ppkey", i);
 		pre[2 * i + 1] = (char *)next_val(&cur, "ppval", i);
 		if (!pre[2 * i] || !pre[2 * i + 1])
-			return reply_rc(c, spawn_resp, -1, "bad_preput");
+			return spawn_refuse(c, "bad_preput");
 	}
 	/* every argv/info pointer comes from the message's pairs: m->n bounds them all */
 	size_t npool = m->n + 2 * (size_t)ncmds + 1;
@@ -512,15 +529,7 @@ static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 		if (spawn_one(&cur, &cmds[i], &p, pool + npool, &why) < 0) {
 			free(cmds);
 			free(pool);
-			if (!strcmp(why, "too_many_args") && c->s->ops.refused) {
-				char line[96];
-				snprintf(
-				    line, sizeof(line),
-				    "a spawn command with more than %d arguments is over the bound",
-				    PMI_SPAWN_ARGS_MAX);
-				c->s->ops.refused(c->s->arg, c, line);
-			}
-			return reply_rc(c, spawn_resp, -1, why);
+			return spawn_refuse(c, why);
 		}
 	}
 	int served = c->s->ops.spawn != NULL;

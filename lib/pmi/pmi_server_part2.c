@@ -123,8 +123,13 @@ void pmi1_spawn_drop(pmi_conn_t *c)
 static int spawn_refuse(pmi_conn_t *c, const char *why, const char *detail)
 {
 	pmi_server_t *s = c->s;
+	char line[96];
 
-	if (s->ops.refused && detail && *detail)
+	if (!detail || !*detail) { /* a malformed block: say which field */
+		snprintf(line, sizeof(line), "a malformed spawn request (%s)", why);
+		detail = line;
+	}
+	if (s->ops.refused)
 		s->ops.refused(s->arg, c, detail);
 	pmi1_spawn_drop(c);
 	return pmi_srv_reply(c, "cmd=spawn_result rc=-1 msg=%s", why);

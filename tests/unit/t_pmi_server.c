@@ -562,8 +562,10 @@ static void test_spawn(void)
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=no_free_slots", "late failure with reason");
 	say(c, "mcmd=spawn\nnprocs=1\nargcnt=0\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=missing_execname", "missing execname");
+	F.refused[0] = '\0';
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=x\nargcnt=3\narg1=a\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=bad_args", "missing arguments");
+	is_str(F.refused, "a malformed spawn request (bad_args)", "ops->refused says which field");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=17\nspawnssofar=1\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=too_many_blocks", "block count bounded");
 	say(c, "mcmd=spawn nprocs=3 execname=y\nendcmd\n");
