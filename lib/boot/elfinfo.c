@@ -1,5 +1,6 @@
-/* lib/boot/elfinfo.c: read DT_NEEDED entries of a 64-bit little-endian ELF file with pread,
- * bounds-checked (the file is the user's and may be anything). */
+/* lib/boot/elfinfo.c: read DT_NEEDED entries and the dynamic string table of a 64-bit
+ * little-endian ELF file with pread, bounds-checked (the file is the user's and may be
+ * anything). */
 #include "elfinfo.h"
 
 #include <elf.h>
@@ -24,11 +25,33 @@ static off_t vaddr_off(const Elf64_Phdr *ph, int n, Elf64_Addr va)
 	return -1;
 }
 
+#define DYNSTR_MAX (8u << 20) /* a larger dynamic string table is not looked into */
+
+/* Whether the dynamic string table (at file offset so, sz bytes) holds one of names. */
+static int strtab_has(int fd, off_t so, size_t sz, const char *const *names)
+{
+	char *t = sz && sz <= DYNSTR_MAX ? malloc(sz + 1) : NULL;
+	int found = 0;
+
+	if (!t || rd(fd, t, sz, so) < 0) {
+		free(t);
+		return 0;
+	}
+	t[sz] = '\0';
+	for (size_t i = 0; i < sz && !found; i += strlen(t + i) + 1)
+		for (const char *const *n = names; *n && !found; n++)
+			found = !strcmp(t + i, *n);
+	free(t);
+	return found;
+}
+
+/* prefix: look for a DT_NEEDED entry starting with it; else for one of names in the table. */
 static int scan_dynamic(int fd, const Elf64_Phdr *ph, int nph, const Elf64_Phdr *dyn,
-                        const char *prefix)
+                        const char *prefix, const char *const *names)
 {
 	size_t nd = dyn->p_filesz / sizeof(Elf64_Dyn);
 	Elf64_Addr strtab = 0;
+	size_t strsz = 0;
 
 	if (nd > 4096)
 		nd = 4096;
@@ -40,8 +63,15 @@ static int scan_dynamic(int fd, const Elf64_Phdr *ph, int nph, const Elf64_Phdr 
 	for (size_t i = 0; i < nd && d[i].d_tag != DT_NULL; i++)
 		if (d[i].d_tag == DT_STRTAB)
 			strtab = d[i].d_un.d_ptr;
+		else if (d[i].d_tag == DT_STRSZ)
+			strsz = d[i].d_un.d_val;
 	off_t so = vaddr_off(ph, nph, strtab);
 	int found = 0;
+	if (!prefix) {
+		found = so >= 0 && strtab_has(fd, so, strsz, names);
+		free(d);
+		return found;
+	}
 	for (size_t i = 0; so >= 0 && i < nd && d[i].d_tag != DT_NULL && !found; i++) {
 		char name[256] = {0};
 		if (d[i].d_tag != DT_NEEDED)
@@ -54,7 +84,7 @@ static int scan_dynamic(int fd, const Elf64_Phdr *ph, int nph, const Elf64_Phdr 
 	return found;
 }
 
-int boot_elf_needs(const char *path, const char *prefix)
+static int scan(const char *path, const char *prefix, const char *const *names)
 {
 	Elf64_Ehdr eh;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
@@ -71,7 +101,17 @@ int boot_elf_needs(const char *path, const char *prefix)
 	if (rd(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff) == 0)
 		for (int i = 0; i < eh.e_phnum && !found; i++)
 			if (ph[i].p_type == PT_DYNAMIC)
-				found = scan_dynamic(fd, ph, eh.e_phnum, &ph[i], prefix);
+				found = scan_dynamic(fd, ph, eh.e_phnum, &ph[i], prefix, names);
 	close(fd);
 	return found;
+}
+
+int boot_elf_needs(const char *path, const char *prefix)
+{
+	return scan(path, prefix, NULL);
+}
+
+int boot_elf_imports(const char *path, const char *const *names)
+{
+	return scan(path, NULL, names);
 }

@@ -409,6 +409,16 @@ extern const struct core_blob boot_pmi_so_blobs[];
 static const char *app_path(boot_job_t *j, const struct boot_app *app, char *const *envp,
                             const char *wdir);
 
+/* Open MPI 4.1 spawns only through a PMIx server; the PMI-1 (flux) component it uses under us
+ * has no spawn. A program importing these gets a hint when it aborts (job_pmi.c). */
+static const char *const ompi_spawn_names[] = {"MPI_Comm_spawn",
+                                               "MPI_Comm_spawn_multiple",
+                                               "mpi_comm_spawn_",
+                                               "mpi_comm_spawn__",
+                                               "mpi_comm_spawn_multiple_",
+                                               "mpi_comm_spawn_multiple__",
+                                               NULL};
+
 /* Which apps are Open MPI programs (DT_NEEDED libmpi.so.40, or --mpi openmpi); for them the
  * embedded libpmi.so goes into the job directory. 0, or -1 with errno. */
 static int detect_mpi(boot_job_t *j, char *const *envp)
@@ -420,10 +430,13 @@ static int detect_mpi(boot_job_t *j, char *const *envp)
 		const struct boot_app *app = &j->js.apps[a];
 		const char *path = app_path(j, app, envp, app->wdir ? app->wdir : j->js.wdir);
 		if (j->js.mpi_kind == BOOT_MPI_OPENMPI)
-			j->app_ompi[a] = 1;
+			j->app_ompi[a] = BOOT_APP_OMPI;
 		else if (j->js.mpi_kind == BOOT_MPI_AUTO && path)
-			j->app_ompi[a] = boot_elf_needs(path, "libmpi.so.40") == 1;
-		j->ompi |= j->app_ompi[a];
+			j->app_ompi[a] =
+			    boot_elf_needs(path, "libmpi.so.40") == 1 ? BOOT_APP_OMPI : 0;
+		if (j->app_ompi[a] && path && boot_elf_imports(path, ompi_spawn_names) == 1)
+			j->app_ompi[a] |= BOOT_APP_OMPI_SPAWN;
+		j->ompi |= j->app_ompi[a] != 0;
 	}
 	if (!j->ompi)
 		return 0;
@@ -454,6 +467,31 @@ static const char *app_path(boot_job_t *j, const struct boot_app *app, char *con
 			errno = ENOMEM;
 	}
 	return j->exe_paths[a];
+}
+
+/* What SPAWN_FAIL names when the program was not found: the name and where it was looked
+ * for (the PATH directories, or the working directory a relative name is taken from), so that
+ * the one line says what to fix. */
+static const char *not_found_what(char *buf, size_t len, const char *exe, char *const *envp,
+                                  const char *wdir, int err)
+{
+	const char *path = boot_env_get(envp, "PATH");
+	int rel = 0;
+
+	if (err != ENOENT && err != EACCES)
+		return exe;
+	if (!path)
+		path = BOOT_SPAWN_DEFAULT_PATH;
+	for (const char *p = path; *p; p += strcspn(p, ":"), p += *p == ':')
+		rel |= *p != '/';
+	if (!strchr(exe, '/'))
+		snprintf(buf, len, "%s (looked along PATH=%.700s%s%s)", exe, path,
+		         rel && wdir ? ", relative entries in " : "", rel && wdir ? wdir : "");
+	else if (exe[0] != '/' && wdir)
+		snprintf(buf, len, "%s (relative to %s)", exe, wdir);
+	else
+		return exe;
+	return buf;
 }
 
 /* The CPU a rank is bound to, or -1: --bind-to core binds local rank i to the i-th CPU we
@@ -492,7 +530,9 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	if (!envp)
 		return -1;
 	if (!(path = app_path(j, app, envp, wdir))) {
-		spawn_failed(j, r, errno, app->exe);
+		int e = errno;
+		char what[1024];
+		spawn_failed(j, r, e, not_found_what(what, sizeof what, app->exe, envp, wdir, e));
 		goto out;
 	}
 	if (make_pipe(out, 0) < 0 || make_pipe(errp, 0) < 0 ||

@@ -10,6 +10,12 @@
 
 #define BOOT_PMI_FD_NUM 3 /* the fd number PMI_FD names in every rank */
 
+/* What an app is, for Open MPI programs (boot_job.app_ompi). */
+enum {
+	BOOT_APP_OMPI = 1,       /* built with Open MPI: gets its environment and our libpmi.so */
+	BOOT_APP_OMPI_SPAWN = 2, /* ... and imports MPI_Comm_spawn*, which it cannot do under us */
+};
+
 struct boot_rank {
 	boot_job_t *job;
 	int rank;
@@ -54,7 +60,7 @@ struct boot_job {
 	boot_link_t **fence_kids;    /* children that sent this epoch's FENCE_UP */
 	int nkids, fence_in;         /* fence_in: our own ranks are in this epoch's fence */
 	char ***app_env;             /* per app: the environment all its ranks share */
-	int *app_ompi;               /* per app: 1 = built with Open MPI (gets its environment) */
+	int *app_ompi;               /* per app: BOOT_APP_OMPI* flags (0: not Open MPI) */
 	int ompi;                    /* program built with Open MPI */
 	int devnull;                 /* stdin of ranks other than 0 */
 	int wdir_here;               /* js.wdir is the agent's own directory: ranks need no chdir */

@@ -237,7 +237,18 @@ static void op_abort(void *arg, pmi_conn_t *c, int code, const char *msg)
 	core_w_u32(&w, j->js.jobid);
 	core_w_u32(&w, (uint32_t)(r ? r->rank : pmi_conn_rank(c)));
 	core_w_u32(&w, (uint32_t)code);
-	core_w_str(&w, msg ? msg : "");
+	const struct boot_app *app = r ? boot_jobspec_app(&j->js, r->rank) : NULL;
+	if (app && j->app_ompi && (j->app_ompi[app - j->js.apps] & BOOT_APP_OMPI_SPAWN)) {
+		/* Open MPI says only "N/A": if it was MPI_Comm_spawn, say why it cannot work */
+		char m[512];
+		snprintf(m, sizeof m,
+		         "%s (if MPI_Comm_spawn failed: Open MPI 4.1 spawns only through a PMIx "
+		         "server, which lamkit does not serve; its PMI-1 component has no spawn)",
+		         msg ? msg : "");
+		core_w_str(&w, m);
+	} else {
+		core_w_str(&w, msg ? msg : "");
+	}
 	boot_job_send(j, BOOT_MSG_ABORT, &w, NULL, 0);
 	core_w_free(&w);
 }
@@ -304,6 +315,26 @@ static int op_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_
 		boot_job_send(j, BOOT_MSG_SPAWN, &w, NULL, 0);
 	core_w_free(&w);
 	return rc;
+}
+
+/* The engine refused a spawn request itself (a bound passed): the controller prints the line;
+ * a SPAWN frame of no commands carries it (the rank has its rc=-1 already). */
+static void op_spawn_refused(void *arg, pmi_conn_t *c, const char *msg)
+{
+	boot_job_t *j = arg;
+	struct boot_rank *r = conn_rank(c);
+	int rank = r ? r->rank : pmi_conn_rank(c);
+	struct core_wbuf w = {0};
+
+	if (!j->ctl || rank < 0)
+		return;
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)rank);
+	core_w_u32(&w, 0);
+	core_w_str(&w, msg);
+	if (!w.err)
+		boot_job_send(j, BOOT_MSG_SPAWN, &w, NULL, 0);
+	core_w_free(&w);
 }
 
 void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r)
@@ -434,6 +465,7 @@ static int op_names(void *arg, pmi_conn_t *c, int op, const char *name, const ch
 static const struct pmi_server_ops ops = {
     .names = op_names,
     .spawn = op_spawn,
+    .refused = op_spawn_refused,
     .send = op_send,
     .fence = op_fence,
     .abort = op_abort,

@@ -7,6 +7,7 @@
  * Protocol: doc/PROTOCOL-agent.md, "Spawn". */
 #include "core.h"
 #include "jobctl_internal.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -127,8 +128,8 @@ static int read_app(struct core_rbuf *r, struct boot_jobspec *js, int i, const c
 	const char *w = info_get(info, ninfo, "wdir"), *p = info_get(info, ninfo, "path");
 	if (w && !(ap->wdir = strdup(w)))
 		goto out;
-	if (p) { /* MPI's "path": where to look for the program first */
-		char *e = dupf("PATH=%s%s", p, path_env ? path_env : "");
+	if (p && *p) { /* MPI's "path": directories searched before the ranks' PATH */
+		char *e = dupf("PATH=%s:%s", p, path_env);
 		ap->env = calloc(2, sizeof *ap->env);
 		if (!e || !ap->env) {
 			free(e);
@@ -155,11 +156,13 @@ static int read_request(struct ctl *c, struct core_rbuf *r, struct boot_jobspec 
 	struct ctl *root = boot_ctl_root(c);
 	const struct boot_jobspec *pj = c->o->js, *rj = root->o->js;
 	int ncmds = (int)core_r_u32(r);
-	const char *path_env = NULL;
+	/* the PATH the ranks would get without the info key (boot_spawn_resolve's default
+	 * when the job passes none) */
+	const char *path_env = BOOT_SPAWN_DEFAULT_PATH;
 
 	for (int i = 0; i < rj->nenv; i++)
 		if (!strncmp(rj->env[i], "PATH=", 5))
-			path_env = rj->env[i] + 4; /* ":..." after the path info */
+			path_env = rj->env[i] + 5;
 	if (r->err || ncmds < 1 || ncmds > 4096)
 		return core_errprintf(err, errlen, "malformed spawn request");
 	js->jobid = (rj->jobid + 1 + (uint32_t)root->nsubs) & 0x7fffffffu;
@@ -369,6 +372,14 @@ void boot_ctl_spawn(struct agent *a, struct core_rbuf *r)
 
 	if (r->err || rank < 0 || rank >= c->o->js->size || root->failed || root->killed)
 		return;
+	struct core_rbuf peek = *r;
+	if (core_r_u32(&peek) == 0 && !peek.err) { /* no commands: the agent refused it */
+		const char *why = core_r_str(&peek);
+		if (!peek.err)
+			boot_ctl_msg(c, "%srank %d on %s cannot spawn: %s", c->label, rank, a->host,
+			             why);
+		return;
+	}
 	struct ctl *sub = new_sub(root, a, rank);
 	if (!sub) {
 		reply(a, rank, -1, "out_of_memory");

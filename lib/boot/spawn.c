@@ -233,7 +233,7 @@ int boot_spawn_resolve(const char *name, const char *path, const char *wdir, cha
 		return try_path(name, buf, len);
 	}
 	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
+		path = BOOT_SPAWN_DEFAULT_PATH;
 	for (const char *p = path;; p++) {
 		const char *end = strchr(p, ':');
 		size_t n = end ? (size_t)(end - p) : strlen(p);

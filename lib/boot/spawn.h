@@ -29,6 +29,9 @@ pid_t boot_spawn(const struct boot_spawn *sp);
  * programs get the original soft limit back. */
 void boot_spawn_raise_nofile(void);
 
+/* The search path when a rank's environment has no PATH. */
+#define BOOT_SPAWN_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
 /* Find `name` like execvp would, in `path` (a PATH value; NULL = the default path),
  * relative names against wdir. Writes the result into buf. 0, or -1 with errno
  * (ENOENT, EACCES, ENOTDIR, ENAMETOOLONG). */

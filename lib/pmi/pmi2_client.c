@@ -5,6 +5,7 @@
 #include "pmi_client_int.h"
 #include "pmi_server.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,6 +458,27 @@ int PMI2_Nameserv_lookup(const char service_name[], const PMI2_keyval_t *info_pt
 	return rc;
 }
 
+/* A spawn request that the PMI-2 framing cannot carry (a message over PMI2_MSG_MAX bytes or
+ * an argument over PMI2_CMD_VAL_MAX) is replaced by one naming the bound, so that the server
+ * refuses it with a line for the user (doc/PROTOCOL-pmi.md, part 2) instead of us failing
+ * alone. */
+static void over_stand_in(struct pmi2_out *o, size_t longest)
+{
+	char why[160];
+
+	if (longest > PMI2_CMD_VAL_MAX)
+		snprintf(why, sizeof(why),
+		         "a spawn argument of %zu bytes is over the PMI-2 bound of %d bytes",
+		         longest, PMI2_CMD_VAL_MAX);
+	else
+		snprintf(why, sizeof(why),
+		         "a spawn request is over the PMI-2 bound of %d bytes per message",
+		         PMI2_MSG_MAX);
+	pmi2_out_free(o);
+	pmi2_out_begin(o, "spawn");
+	pmi2_out_add(o, "lamkit-over", why);
+}
+
 /* PMI-2 spawn message from the PMI-1 style arguments (used by both APIs on a PMI-2 wire). */
 int pmic2_spawn(int count, const char *cmds[], const char **argvs[], const int maxprocs[],
                 const int ninfo[], const PMI_keyval_t *info[], int npre, const PMI_keyval_t pre[],
@@ -475,6 +497,7 @@ int pmic2_spawn(int count, const char *cmds[], const char **argvs[], const int m
 		snprintf(key, sizeof(key), "ppval%d", k);
 		pmi2_out_add(&o, key, pre[k].val ? pre[k].val : "");
 	}
+	size_t longest = 0;
 	for (int i = 0; i < count; i++) {
 		int argc = 0;
 		while (argvs && argvs[i] && argvs[i][argc])
@@ -483,6 +506,8 @@ int pmic2_spawn(int count, const char *cmds[], const char **argvs[], const int m
 		pmi2_out_addi(&o, "maxprocs", maxprocs[i]);
 		pmi2_out_addi(&o, "argc", argc);
 		for (int a = 0; a < argc; a++) {
+			size_t n = strlen(argvs[i][a]);
+			longest = n > longest ? n : longest;
 			snprintf(key, sizeof(key), "argv%d", a);
 			pmi2_out_add(&o, key, argvs[i][a]);
 		}
@@ -495,6 +520,8 @@ int pmic2_spawn(int count, const char *cmds[], const char **argvs[], const int m
 			pmi2_out_add(&o, key, info[i][k].val ? info[i][k].val : "");
 		}
 	}
+	if (o.err == EMSGSIZE || longest > PMI2_CMD_VAL_MAX)
+		over_stand_in(&o, longest);
 	if (pmic2_xact(&o, "spawn-response", &m) < 0)
 		return PMI_FAIL;
 	size_t n;

@@ -412,8 +412,16 @@ static int spawn_one(struct cursor *cur, struct pmi_spawn_cmd *cmd, char ***pool
 	char **argv = *pool, **info;
 
 	if (!exe || !*exe || next_int(cur, "maxprocs", 1, 1 << 20, &nprocs) < 0 ||
-	    next_int(cur, "argc", 0, SPAWN_LIST_MAX, &argc) < 0 || argv + argc + 1 > end) {
+	    next_int(cur, "argc", 0, 1 << 30, &argc) < 0) {
 		*why = "bad_subcmd";
+		return -1;
+	}
+	if (argc > PMI_SPAWN_ARGS_MAX) {
+		*why = "too_many_args";
+		return -1;
+	}
+	if (argv + argc + 1 > end) {
+		*why = "bad_argv";
 		return -1;
 	}
 	for (int i = 0; i < argc; i++) {
@@ -462,6 +470,23 @@ void pmi2_srv_spawn_done(pmi_conn_t *c, int rc, const char *jobid, const char *w
 	send_out(c, &o, spawn_resp);
 }
 
+/* Refuse a request at once: rc=-1 with the reason, and one line for the user through
+ * ops->refused (the bound passed, or which field was malformed). */
+static int spawn_refuse(pmi_conn_t *c, const char *why)
+{
+	char line[96];
+
+	if (!strcmp(why, "too_many_args"))
+		snprintf(line, sizeof(line),
+		         "a spawn command with more than %d arguments is over the bound",
+		         PMI_SPAWN_ARGS_MAX);
+	else
+		snprintf(line, sizeof(line), "a malformed spawn request (%s)", why);
+	if (c->s->ops.refused)
+		c->s->ops.refused(c->s->arg, c, line);
+	return reply_rc(c, spawn_resp, -1, why);
+}
+
 /* The whole request goes to ops->spawn in one call; it answers through
  * pmi_conn_spawn_done() (now or later), or refuses by returning nonzero. */
 static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
@@ -473,16 +498,23 @@ static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 
 	if (c->spawn_wait)
 		return pmi_srv_fail(c, "spawn before the previous spawn-response");
+	/* libpmi's stand-in for a request too big for the framing: it says why */
+	const char *over = pmi2_msg_get(m, "lamkit-over", NULL);
+	if (over) {
+		if (c->s->ops.refused)
+			c->s->ops.refused(c->s->arg, c, over);
+		return reply_rc(c, spawn_resp, -1, "request_too_big");
+	}
 	if (cur.i < m->n && strcmp(m->kv[cur.i].key, "thrid") == 0)
 		cur.i++;
 	if (next_int(&cur, "ncmds", 1, SPAWN_LIST_MAX, &ncmds) < 0 ||
 	    next_int(&cur, "preputcount", 0, SPAWN_LIST_MAX, &npre) < 0)
-		return reply_rc(c, spawn_resp, -1, "bad_ncmds_or_preputcount");
+		return spawn_refuse(c, "bad_ncmds_or_preputcount");
 	for (int i = 0; i < npre; i++) {
 		pre[2 * i] = (char *)next_val(&cur, "ppkey", i);
 		pre[2 * i + 1] = (char *)next_val(&cur, "ppval", i);
 		if (!pre[2 * i] || !pre[2 * i + 1])
-			return reply_rc(c, spawn_resp, -1, "bad_preput");
+			return spawn_refuse(c, "bad_preput");
 	}
 	/* every argv/info pointer comes from the message's pairs: m->n bounds them all */
 	size_t npool = m->n + 2 * (size_t)ncmds + 1;
@@ -497,7 +529,7 @@ static int h_spawn(pmi_conn_t *c, const struct pmi2_msg *m)
 		if (spawn_one(&cur, &cmds[i], &p, pool + npool, &why) < 0) {
 			free(cmds);
 			free(pool);
-			return reply_rc(c, spawn_resp, -1, why);
+			return spawn_refuse(c, why);
 		}
 	}
 	int served = c->s->ops.spawn != NULL;

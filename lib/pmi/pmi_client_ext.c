@@ -239,24 +239,28 @@ struct sbuf {
 	int bad;
 };
 
-/* Append the line "key=val" (or just "key" when val is NULL) to the block; a line too long
- * or holding control bytes marks the block bad. */
+static int has_ctl(const char *s, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)s[k] < ' ' || s[k] == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* Append the line "key=val" (or just "key" when val is NULL) to the block; a line holding
+ * control bytes (which cannot be sent) marks the block bad. No length bound here: lamkit's
+ * server takes lines of up to PMI_SPAWN_LINE_MAX bytes in a block and refuses a longer one
+ * with a line naming it (an MPICH-style server reads at most 1024 bytes a line). */
 static void sline(struct sbuf *b, const char *key, const char *val)
 {
-	char line[PMI_LINE_MAX + 2];
-	int n = snprintf(line, sizeof(line), "%s%s%s", key, val ? "=" : "", val ? val : "");
+	size_t kl = strlen(key), vl = val ? strlen(val) : 0, n = kl + (val ? 1 : 0) + vl + 1;
 
-	if (n < 0 || n > PMI_LINE_MAX)
+	if (!b->bad && (has_ctl(key, kl) || (val && has_ctl(val, vl))))
 		b->bad = 1;
-	for (int k = 0; !b->bad && k < n; k++) {
-		if ((unsigned char)line[k] < ' ' || line[k] == 0x7f)
-			b->bad = 1;
-	}
 	if (b->bad)
 		return;
-	line[n++] = '\n';
-	if (b->len + (size_t)n > b->cap) {
-		size_t cap = (b->cap + (size_t)n) * 2;
+	if (b->len + n > b->cap) {
+		size_t cap = (b->cap + n) * 2;
 		char *p = realloc(b->p, cap);
 		if (!p) {
 			b->bad = 1;
@@ -265,8 +269,14 @@ static void sline(struct sbuf *b, const char *key, const char *val)
 		b->p = p;
 		b->cap = cap;
 	}
-	memcpy(b->p + b->len, line, (size_t)n);
-	b->len += (size_t)n;
+	memcpy(b->p + b->len, key, kl);
+	b->len += kl;
+	if (val) {
+		b->p[b->len++] = '=';
+		memcpy(b->p + b->len, val, vl);
+		b->len += vl;
+	}
+	b->p[b->len++] = '\n';
 }
 
 /* "key=<int>" */

@@ -341,8 +341,6 @@ static int dispatch(pmi_conn_t *c, const char *line, size_t len)
 /* One complete line (no '\n'); the bytes were already checked to be printable. */
 static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 {
-	if (c->spawn)
-		return pmi1_spawn_line(c, line, len, 0);
 	if (len == 0)
 		return 0; /* blank lines carry nothing */
 	if (c->waiting)
@@ -352,7 +350,7 @@ static int handle_line(pmi_conn_t *c, const char *line, size_t len)
 	if (len >= 10 && memcmp(line, "mcmd=spawn", 10) == 0 && (len == 10 || line[10] == ' ')) {
 		if (!c->initialized)
 			return pmi_srv_fail(c, "mcmd=spawn before cmd=init");
-		return pmi1_spawn_line(c, line, len, 1);
+		return pmi1_spawn_start(c, line, len);
 	}
 	return dispatch(c, line, len);
 }
@@ -371,6 +369,21 @@ static int feed_bytes(pmi_conn_t *c, const char *buf, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)buf[i];
+		if (c->spawn) { /* a block's lines may be longer: they go to it as they come */
+			size_t k = i;
+			while (k < len && buf[k] != '\n' && (unsigned char)buf[k] >= 0x20 &&
+			       buf[k] != 0x7f)
+				k++;
+			if (k < len && buf[k] != '\n')
+				return pmi_srv_fail(c, "binary byte 0x%02x in a request",
+				                    (unsigned char)buf[k]);
+			if (pmi1_spawn_bytes(c, buf + i, k - i, k < len) < 0)
+				return -1;
+			if (c->quiet || c->doomed || !c->s)
+				return 0;
+			i = k;
+			continue;
+		}
 		if (ch == '\n') {
 			size_t n = c->ilen;
 			c->ilen = 0;

@@ -62,6 +62,10 @@ struct pmi_server_ops {
 	 * pmi_conn_names_done(); nonzero: the engine serves it from the job's own table.
 	 * Optional. */
 	int (*names)(void *arg, pmi_conn_t *c, int op, const char *name, const char *port);
+	/* A spawn request was refused before reaching ops->spawn (a bound passed, a malformed
+	 * block): `msg` is one line for the user saying what and the bound. The client has its
+	 * rc=-1 already. Optional. */
+	void (*refused)(void *arg, pmi_conn_t *c, const char *msg);
 };
 
 enum { PMI_NAME_PUBLISH = 1, PMI_NAME_UNPUBLISH, PMI_NAME_LOOKUP };

@@ -73,8 +73,11 @@ PMI_INTERNAL int pmi1_h_res_reg(pmi_conn_t *c, const char *line, size_t len);
 PMI_INTERNAL int pmi1_h_res_begin(pmi_conn_t *c, const char *line, size_t len);
 PMI_INTERNAL int pmi1_h_res_end(pmi_conn_t *c, const char *line, size_t len);
 PMI_INTERNAL int pmi1_h_topo(pmi_conn_t *c, const char *line, size_t len);
-/* One line of an mcmd=spawn block (first: the line that opened it). 0, or -1 after fail. */
-PMI_INTERNAL int pmi1_spawn_line(pmi_conn_t *c, const char *line, size_t len, int first);
+/* The mcmd=spawn line that opens a block. 0, or -1 after fail. */
+PMI_INTERNAL int pmi1_spawn_start(pmi_conn_t *c, const char *line, size_t len);
+/* Bytes of a line inside the block being collected (no '\n'; a line may come in pieces,
+ * up to PMI_SPAWN_LINE_MAX bytes); eol: the line ends after them. 0, or -1 after fail. */
+PMI_INTERNAL int pmi1_spawn_bytes(pmi_conn_t *c, const char *buf, size_t len, int eol);
 /* Free the blocks of a spawn request still being collected or waiting for its answer. */
 PMI_INTERNAL void pmi1_spawn_drop(pmi_conn_t *c);
 

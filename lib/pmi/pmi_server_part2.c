@@ -118,23 +118,40 @@ void pmi1_spawn_drop(pmi_conn_t *c)
 	c->nsblk = 0;
 }
 
+/* Refuse the request at once: rc=-1 with a one-word reason, and the line saying why to the
+ * owner (ops->refused) so that the user sees more than a failed MPI_Comm_spawn. */
+static int spawn_refuse(pmi_conn_t *c, const char *why, const char *detail)
+{
+	pmi_server_t *s = c->s;
+	char line[96];
+
+	if (!detail || !*detail) { /* a malformed block: say which field */
+		snprintf(line, sizeof(line), "a malformed spawn request (%s)", why);
+		detail = line;
+	}
+	if (s->ops.refused)
+		s->ops.refused(s->arg, c, detail);
+	pmi1_spawn_drop(c);
+	return pmi_srv_reply(c, "cmd=spawn_result rc=-1 msg=%s", why);
+}
+
 /* endcmd: parse the block and keep it; once the last block of the request is in, hand the
  * whole request to ops->spawn, which answers now (refused) or later (pmi_conn_spawn_done). */
 static int spawn_end(pmi_conn_t *c)
 {
 	struct pmi_spawn_req req[PMI_SPAWN_BLOCKS_MAX];
 	struct pmi_spawn_cmd cmd[PMI_SPAWN_BLOCKS_MAX];
-	char why[32];
+	char why[32], detail[96];
 	pmi_server_t *s = c->s;
 	int rc = -1;
 
-	if (pmi_spawn_parse(c->spawn, &req[0], why, sizeof(why)) < 0) {
-		pmi1_spawn_drop(c);
-		return pmi_srv_reply(c, "cmd=spawn_result rc=-1 msg=%s", why);
-	}
+	if (pmi_spawn_parse(c->spawn, &req[0], why, sizeof(why)) < 0)
+		return spawn_refuse(c, why, pmi_spawn_detail(c->spawn));
 	if (c->nsblk >= PMI_SPAWN_BLOCKS_MAX || req[0].totspawns > PMI_SPAWN_BLOCKS_MAX) {
-		pmi1_spawn_drop(c);
-		return pmi_srv_reply(c, "cmd=spawn_result rc=-1 msg=too_many_blocks");
+		snprintf(detail, sizeof(detail),
+		         "a spawn request of more than %d commands is over the bound",
+		         PMI_SPAWN_BLOCKS_MAX);
+		return spawn_refuse(c, "too_many_blocks", detail);
 	}
 	c->sblk[c->nsblk++] = c->spawn;
 	c->spawn = NULL;
@@ -178,23 +195,25 @@ int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *
 	return 0;
 }
 
-/* A line while collecting a spawn block (or its first line). */
-int pmi1_spawn_line(pmi_conn_t *c, const char *line, size_t len, int first)
+/* The mcmd=spawn line: a new block. */
+int pmi1_spawn_start(pmi_conn_t *c, const char *line, size_t len)
 {
-	if (first) {
-		if (c->spawn)
-			return pmi_srv_fail(c, "mcmd=spawn inside a spawn block");
-		if (c->spawn_wait)
-			return pmi_srv_fail(c, "mcmd=spawn before the previous spawn_result");
-		c->spawn = pmi_spawn_new();
-		if (!c->spawn)
-			return pmi_srv_fail(c, "out of memory for a spawn block");
-	}
-	if (!first && len == 6 && memcmp(line, "endcmd", 6) == 0)
+	if (c->spawn)
+		return pmi_srv_fail(c, "mcmd=spawn inside a spawn block");
+	if (c->spawn_wait)
+		return pmi_srv_fail(c, "mcmd=spawn before the previous spawn_result");
+	c->spawn = pmi_spawn_new();
+	if (!c->spawn)
+		return pmi_srv_fail(c, "out of memory for a spawn block");
+	return pmi_spawn_first(c->spawn, line, len);
+}
+
+/* Bytes of a line inside a block (no '\n'); eol: the line ends after them. */
+int pmi1_spawn_bytes(pmi_conn_t *c, const char *buf, size_t len, int eol)
+{
+	pmi_spawn_more(c->spawn, buf, len);
+	if (eol && pmi_spawn_eol(c->spawn))
 		return spawn_end(c);
-	if (pmi_spawn_add(c->spawn, line, len, first) < 0)
-		return pmi_srv_fail(c, "spawn block over %d bytes or %d fields",
-		                    PMI_SPAWN_BYTES_MAX, PMI_SPAWN_FIELDS_MAX);
 	return 0;
 }
 

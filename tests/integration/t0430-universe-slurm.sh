@@ -2,11 +2,15 @@
 # t0430: a universe inside a real 4-node Slurm allocation (one slurmd per namespace node): the
 # slurm boot module is chosen by itself, one srun starts an agent per node (oneshot), MPICH
 # programs run across the nodes with the slots Slurm gave, a second job runs in the same
-# universe, halt ends the agents (and so their srun step); the allocation ends clean.
-# timeout: 180
+# universe, lamkit-MPI ranks spawn children onto the other nodes' free slots (tests/mpi/lk_dyn:
+# both ways, and a crashing child fails the job with one line), halt ends the agents (and so
+# their srun step) and every rank; the allocation ends clean.
+# timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, daemons)"
 need_mpich
+DYN=$LAMKIT_TOP/out/mpi-lamkit/lk_dyn
+[ "$LAMKIT_VARIANT" = asan ] && DYN=$LAMKIT_TOP/out/asan/mpi-lamkit/lk_dyn
 . "$LAMKIT_TOP/tests/lib/slurm.sh"
 slurm_deps >/dev/null 2>&1 || skip_all "Slurm packages not installable"
 at_exit slurm_down
@@ -24,10 +28,15 @@ echo "ring:"; timeout 60 "$LAMKIT" mpiexec -n 8 "$MPI_BIN/mpich/ring" 2>&1; echo
 echo "dirs:"; ls -d "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p* | wc -l
 for d in "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p*; do ls /dev/shm | grep -c -- "^lkmpi-a.*-\${d##*-p}\$"; done | awk '{ s += \$1 } END { print s + 0 }'; echo "rc=0"
 echo "ppn:"; timeout 60 "$LAMKIT" mpiexec -ppn 1 -n 4 "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
+if [ -x "$DYN" ]; then
+	echo "spawn:"; timeout 60 "$LAMKIT" mpiexec -v -n 2 "$DYN" spawn 4 2>&1; echo "rc=\$?"
+	echo "crash:"; timeout 60 "$LAMKIT" mpiexec -n 2 "$DYN" crash 3 2>&1; echo "rc=\$?"
+fi
 echo "steps:"; squeue -h -s -j "\$SLURM_JOB_ID" -o '%j' 2>&1
 echo "halt:"; timeout 30 "$LAMKIT" halt 2>&1; echo "rc=\$?"
 sleep 1
 echo "after:"; squeue -h -s -j "\$SLURM_JOB_ID" -o '%j' 2>&1 | grep -c lamkit-agent
+echo "ranks left:"; pgrep -f "^$DYN" | wc -l
 exit 0
 EOS
 chmod +x "$T/inside.sh"
@@ -49,8 +58,22 @@ like "$(sect ring)" "ring: OK .*size=8" "MPICH ring across the 4 nodes"
 is "$(sect dirs | sed -n 2p)" 4 "four agents, four session dirs on this one machine"
 is "$(sect dirs | sed -n 3p)" 0 "no node segment left by the two jobs"
 is "$(sect ppn | grep '^hello' | sed 's/.* on //' | sort | tr '\n' ' ')" "n1 n2 n3 n4 " "-ppn 1: one rank per node"
+if [ -x "$DYN" ]; then
+	sp=$(sect spawn)
+	like "$sp" "lk_dyn: spawn parents=2 children=4 talked" "2 lamkit-MPI parents on n1 spawn 4 children on the other nodes: they talk both ways"
+	like "$sp" "lk_dyn child: OK size=4 checks=" "the children's checks pass"
+	is "$(printf '%s\n' "$sp" | grep -cE 'spawned job 1 \(lk_dyn\): rank [0-3]: pid [0-9]+ on n[2-4]$')" 4 \
+		"the 4 children run on the free slots of n2..n4"
+	like "$sp" "rc=0" "the spawning job exits 0"
+	cr=$(sect crash)
+	like "$cr" "rc=3" "a spawned child exiting 3 fails the job with 3"
+	is "$(printf '%s\n' "$cr" | grep -c '^lamkit mpiexec:')" 1 "with one line"
+	like "$cr" "^lamkit mpiexec: spawned job 1 \(lk_dyn\): rank 1 \(pid [0-9]+ on n[1-4]\) exited with status 3" \
+		"naming the spawned job, its rank and node"
+fi
 like "$(sect halt)" "4 node\(s\) halted" "halt"
 is "$(printf '%s\n' "$out" | sed -n '/^after:$/{n;p}')" 0 "the agents' srun step ended with them"
 ok "$([ ! -e "$LAMKIT_TMPDIR/lamkit-$(id -u)/universe" ]; echo $?)" "universe state removed"
+is "$(printf '%s\n' "$out" | sed -n '/^ranks left:$/{n;p}')" 0 "no parent or child left on any node after halt"
 [ "$_tap_failed" -gt 0 ] && printf '%s\n' "$out" | sed 's/^/# /'
 done_testing

@@ -6,9 +6,10 @@
 # started jobs (port through a file, and through the universe's name service); MPI_Comm_join
 # over a tcp socket; a child that crashes fails the job with one line; a bogus port is
 # MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; a spawn the universe
-# refuses is MPI_ERR_SPAWN in every errcode; nothing left behind.
+# refuses is MPI_ERR_SPAWN in every errcode; the info keys path and wdir; spawns with 1024 and
+# with long arguments, and one line from mpiexec past the bounds; nothing left behind.
 # On one node, and on 4 ssh namespace nodes.
-# timeout: 240
+# timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 D=$LAMKIT_TOP/out/mpi-lamkit
 [ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
@@ -65,8 +66,47 @@ is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"
 like "$(printf '%s\n' "$out" | tail -n 1)" \
 	"^lamkit mpiexec: spawned job 1 \(lk_dyn\): rank 1 \(pid [0-9]+ on [^)]+\) exited with status 3$" \
 	"naming the spawned job, the rank and the status"
+# the info keys "path" (directories searched before PATH) and "wdir": the program is a bare
+# name found only in $T/bin; a name found nowhere fails the job with one line saying where
+# it was looked for
+mkdir -p "$T/bin" "$T/wd"
+ln -s "$P" "$T/bin/lk_dyn_via_path"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" path "$T/bin" lk_dyn_via_path "$T/wd" 2>&1)
+rc=$?
+is "$rc" 0 "a program found only along the info key path, run in the info key wdir"
+like "$out" "lk_dyn: path spawn talked" "the children (cwd checked) talk with their parents"
+like "$out" "lk_dyn child: OK size=2 checks=" "the children's checks pass"
+[ "$rc" = 0 ] || diag "$out"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" path "$T/nobin" lk_dyn_via_path "$T/wd" 2>&1)
+rc=$?
+is "$rc" 127 "a program found nowhere: exit 127"
+is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"
+like "$out" "^lamkit mpiexec: spawned job 1 \(lk_dyn_via_path\): cannot start rank 0 on [^ ]+: lk_dyn_via_path \(looked along PATH=$T/nobin:[^)]*\): No such file or directory$" \
+	"naming the program and where it was looked for"
+# many and long arguments, over PMI-2 (the default under the agents) and PMI-1; past the
+# bounds, one line from mpiexec says which
+for v in 2 1; do
+	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 1024 100 2>&1)
+	rc=$?
+	is "$rc" 0 "PMI-$v: a spawn with 1024 arguments of 100 bytes"
+	like "$out" "lk_dyn: manyargs 1024 x 100 bytes talked" "every argument reaches the children"
+	[ "$rc" = 0 ] || diag "$out"
+	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 2 9000 2>&1)
+	is "$?" 0 "PMI-$v: arguments of 9000 bytes (longer than a PMI-1 line)"
+	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 2 20000 2>&1)
+	rc=$?
+	ok "$([ "$rc" != 0 ]; echo $?)" "PMI-$v: an argument of 20000 bytes is refused (exit $rc)"
+	like "$out" "^lamkit mpiexec: rank 0 on [^ ]+ cannot spawn: a spawn (line|argument) of 200[0-9]+ bytes.* is over the (PMI-2 )?bound of 16384 bytes$" \
+		"with one line from mpiexec naming the bound"
+	out=$(LKX_TIMEOUT=60 lkx --local -n 1 -genv LAMKIT_PMI_VERSION $v "$P" manyargs 5000 4 2>&1)
+	rc=$?
+	ok "$([ "$rc" != 0 ]; echo $?)" "PMI-$v: 5000 arguments are refused (exit $rc)"
+	like "$out" "^lamkit mpiexec: rank 0 on [^ ]+ cannot spawn: .*4096 arguments" \
+		"with one line from mpiexec naming the bound"
+done
 sleep 1
 is "$(left)" "" "no parent or child left"
+is "$(pgrep -f '^lk_dyn_via_path' | tr '\n' ' ')" "" "no child started through the path left"
 is "$(lkmpi_leaked "$lkmpi_before")" "" "no lamkit MPI segment left in /dev/shm"
 
 # ---- four ssh namespace nodes, 2 slots each ----

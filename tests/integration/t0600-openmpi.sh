@@ -2,6 +2,7 @@
 # t0600: unmodified Open MPI programs under lamkit mpiexec, recognised by their ELF
 # DT_NEEDED; libpmi.so comes out of the static binary; failures as for MPICH; /dev/shm and
 # the session directory clean after every job; MPICH jobs never see Open MPI's variables.
+# MPI_Comm_spawn, which Open MPI 4.1 does only through PMIx, fails with one line saying so.
 # timeout: 400
 . "$(dirname "$0")/../lib/common.sh"
 need_openmpi
@@ -72,6 +73,18 @@ err=$(lkx -n 3 "$B/exitcode" 1 4 after 2>&1 >/dev/null); rc=$?
 is "$rc" 4 "Open MPI exit(4) after finalize: exit 4"
 shm_clean failures
 sess_clean failures
+
+# Open MPI 4.1 spawns only through PMIx; its PMI-1 (flux) component has no spawn: the call
+# fails at once, and the abort line says why
+out=$(lkx -n 1 "$B/spawn" 2>&1); rc=$?
+is "$rc" 50 "Open MPI MPI_Comm_spawn under lamkit: MPI_ERR_SPAWN, fatal (exit 50)"
+is "$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" 1 "one line from mpiexec"
+like "$out" "^lamkit mpiexec: rank 0 \(pid [0-9]+ on [^)]+\) called MPI_Abort with code 50: .*Open MPI 4\.1 spawns only through a PMIx server, which lamkit does not serve" \
+	"saying what Open MPI would need"
+out=$(lkx -n 2 "$B/abort" 2>&1)
+unlike "$out" "PMIx" "a program that does not import MPI_Comm_spawn gets no such hint"
+shm_clean spawn
+sess_clean spawn
 
 head -c 20000000 /dev/urandom >"$T/in.bin"
 want=$("$MPI_BIN/mpich/stdin" <"$T/in.bin" | sed 's/.*bytes=//')

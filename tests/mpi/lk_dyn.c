@@ -10,6 +10,11 @@
  *   lk_dyn join           2 ranks: rank 0 listens on tcp, rank 1 connects, both MPI_Comm_join
  *   lk_dyn errors         MPI_ERR_PORT for a bogus port (within a bounded time), MPI_ERR_NAME,
  *                         MPI_ERR_SPAWN for 64 children (run it where they do not fit)
+ *   lk_dyn path DIR NAME WDIR  spawn 2 children of NAME (a bare name found only along the info
+ *                         key "path" = DIR) in working directory WDIR (info "wdir"); they check
+ *                         their cwd and talk
+ *   lk_dyn manyargs N LEN spawn 2 children with N arguments of LEN bytes each; they check them
+ *                         all and talk
  *   lk_dyn bench N        one parent spawns N children: "spawn N: X ms" to the intercomm barrier
  *   lk_dyn barrier        the children's side of bench without a parent (mpiexec -n N baseline)
  * Exit 0 when every check passed. */
@@ -87,6 +92,22 @@ static void talk(MPI_Comm inter, int low)
 	MPI_Comm_free(&merged);
 }
 
+/* Argument i of "manyargs": its length is the parent's choice, each byte a letter from i. */
+static char many_byte(int i, size_t k)
+{
+	return (char)('a' + (i + (int)k) % 26);
+}
+
+static int many_arg_ok(const char *a, int i)
+{
+	size_t n = strlen(a);
+
+	for (size_t k = 0; k < n; k++)
+		if (a[k] != many_byte(i, k))
+			return 0;
+	return n > 0;
+}
+
 static int child(int argc, char **argv, MPI_Comm parent)
 {
 	int *appnum, flag = 0, an;
@@ -102,6 +123,19 @@ static int child(int argc, char **argv, MPI_Comm parent)
 		MPI_Comm_disconnect(&parent);
 		MPI_Finalize();
 		return 0;
+	}
+	if (argc > 3 && !strcmp(argv[2], "wdir")) {
+		char cwd[4096];
+		LK_CHECK(getcwd(cwd, sizeof cwd) && !strcmp(cwd, argv[3]), "cwd %s, want %s", cwd,
+		         argv[3]);
+	}
+	if (argc > 3 && !strcmp(argv[2], "many")) {
+		int n = atoi(argv[3]), bad = -1;
+		LK_CHECK(argc == n + 4, "argc %d, want %d", argc, n + 4);
+		for (int i = 4; i < argc && bad < 0; i++)
+			if (!many_arg_ok(argv[i], i - 4))
+				bad = i - 4;
+		LK_CHECK(bad < 0, "argument %d differs from what the parent sent", bad);
 	}
 	talk(parent, 0);
 	MPI_Send(&an, 1, MPI_INT, 0, 9, parent);
@@ -379,6 +413,62 @@ static int errors(void)
 	return lk_finish();
 }
 
+/* Spawn 2 children with `args` and `info`, talk; "lk_dyn: <what> talked" on rank 0. */
+static int spawn_talk(const char *cmd, char **args, MPI_Info info, const char *what)
+{
+	int errs[2] = {-1, -1}, rsize = 0, an;
+	MPI_Comm inter;
+
+	MPI_Comm_spawn(cmd, args, 2, info, 0, MPI_COMM_WORLD, &inter, errs);
+	LK_CHECK(errs[0] == MPI_SUCCESS && errs[1] == MPI_SUCCESS, "errcodes %d %d", errs[0],
+	         errs[1]);
+	MPI_Comm_remote_size(inter, &rsize);
+	LK_CHECK(rsize == 2, "remote size %d, want 2", rsize);
+	talk(inter, 1);
+	for (int i = 0; i < 2 && lk_rank == 0; i++)
+		MPI_Recv(&an, 1, MPI_INT, i, 9, inter, MPI_STATUS_IGNORE);
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0)
+		printf("lk_dyn: %s talked\n", what);
+	return lk_finish();
+}
+
+static int spawn_path(const char *dir, const char *name, const char *wdir)
+{
+	char *args[4] = {"child", "wdir", (char *)wdir, NULL};
+	MPI_Info info;
+
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "path", dir);
+	MPI_Info_set(info, "wdir", wdir);
+	int rc = spawn_talk(name, args, info, "path spawn");
+	MPI_Info_free(&info);
+	return rc;
+}
+
+static int manyargs(int n, int len)
+{
+	char **args = calloc((size_t)n + 4, sizeof *args), num[16];
+
+	snprintf(num, sizeof num, "%d", n);
+	args[0] = "child";
+	args[1] = "many";
+	args[2] = num;
+	for (int i = 0; i < n; i++) {
+		args[i + 3] = malloc((size_t)len + 1);
+		for (int k = 0; k < len; k++)
+			args[i + 3][k] = many_byte(i, (size_t)k);
+		args[i + 3][len] = '\0';
+	}
+	char what[64];
+	snprintf(what, sizeof what, "manyargs %d x %d bytes", n, len);
+	int rc = spawn_talk(argv0, args, MPI_INFO_NULL, what);
+	for (int i = 0; i < n; i++)
+		free(args[i + 3]);
+	free(args);
+	return rc;
+}
+
 static int bench(int n)
 {
 	char *args[3] = {"child", "bench", NULL};
@@ -419,6 +509,10 @@ int main(int argc, char **argv)
 		return join();
 	if (!strcmp(mode, "errors"))
 		return errors();
+	if (!strcmp(mode, "path") && argc > 4)
+		return spawn_path(argv[2], argv[3], argv[4]);
+	if (!strcmp(mode, "manyargs") && argc > 3)
+		return manyargs(atoi(argv[2]), atoi(argv[3]));
 	if (!strcmp(mode, "bench"))
 		return bench(argc > 2 ? atoi(argv[2]) : 1);
 	if (!strcmp(mode, "barrier")) {

@@ -1,6 +1,7 @@
 /* tests/unit/t_pmi_server.c: drives the PMI-1 engine with scripted lines and fake ops. */
 #include "tap.h"
 #include "../../lib/pmi/pmi_server.h"
+#include "../../lib/pmi/pmi_spawn.h"
 
 #include <errno.h>
 
@@ -22,6 +23,9 @@ static struct {
 	size_t dlen;
 	char spawn_desc[512];
 	pmi_conn_t *spawn_conn;
+	int spawn_argc;
+	size_t spawn_lastlen; /* length of the last argument of the last request */
+	char refused[256];
 } F;
 
 static void f_send(void *arg, pmi_conn_t *c, const char *line, size_t len)
@@ -95,6 +99,8 @@ static int f_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_c
 		n += (size_t)snprintf(F.spawn_desc + n, sz - n, " %s=%s", preput_kv[2 * i],
 		                      preput_kv[2 * i + 1]);
 	F.nspawn++;
+	F.spawn_argc = cmds[0].argc;
+	F.spawn_lastlen = cmds[0].argc ? strlen(cmds[0].argv[cmds[0].argc - 1]) : 0;
 	if (strcmp(cmds[0].exe, "fail") == 0)
 		return -1;
 	if (strcmp(cmds[0].exe, "later") == 0) {
@@ -102,6 +108,13 @@ static int f_spawn(void *arg, pmi_conn_t *c, int ncmds, const struct pmi_spawn_c
 		return 0;
 	}
 	return pmi_conn_spawn_done(c, 0, "kid-1", NULL);
+}
+
+static void f_refused(void *arg, pmi_conn_t *c, const char *msg)
+{
+	(void)arg;
+	(void)c;
+	snprintf(F.refused, sizeof(F.refused), "%s", msg);
 }
 
 /* The name service served elsewhere: remember the request; "local" is left to the engine. */
@@ -114,8 +127,8 @@ static int f_names(void *arg, pmi_conn_t *c, int op, const char *name, const cha
 	return strcmp(name, "local") == 0;
 }
 
-static struct pmi_server_ops ops = {f_send,  f_fence, f_abort, f_finalize,
-                                    f_error, NULL,    NULL,    NULL};
+static struct pmi_server_ops ops = {f_send, f_fence, f_abort, f_finalize, f_error,
+                                    NULL,   NULL,    NULL,    f_refused};
 
 /* Pop the next line the engine sent to slot i ("" when none). */
 static const char *next(int i)
@@ -459,6 +472,53 @@ static const char spawn_block[] = "mcmd=spawn\nnprocs=2\nexecname=./worker\ntots
                                   "preput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0=tag#0$\n"
                                   "info_num=1\ninfo_key_0=host\ninfo_val_0=n1\nendcmd\n";
 
+/* Send a block of nargs arguments, each `arglen` bytes, fed in pieces of 700 bytes. */
+static int say_args(pmi_conn_t *c, int nargs, int argcnt, size_t arglen)
+{
+	size_t cap = (size_t)nargs * (arglen + 16) + 256, n = 0;
+	char *b = malloc(cap);
+	int rc = 0;
+
+	n += (size_t)snprintf(b, cap, "mcmd=spawn\nnprocs=1\nexecname=many\nargcnt=%d\n", argcnt);
+	for (int i = 1; i <= nargs; i++) {
+		n += (size_t)snprintf(b + n, cap - n, "arg%d=", i);
+		memset(b + n, 'a' + i % 26, arglen);
+		n += arglen;
+		b[n++] = '\n';
+	}
+	n += (size_t)snprintf(b + n, cap - n, "endcmd\n");
+	for (size_t off = 0; off < n && rc == 0; off += 700)
+		rc = pmi_conn_feed(c, b + off, n - off < 700 ? n - off : 700);
+	free(b);
+	return rc;
+}
+
+/* Many and long arguments: accepted up to the bounds; past one, refused with rc=-1 and a line
+ * through ops->refused, and the connection goes on. */
+static void test_spawn_bounds(pmi_conn_t *c)
+{
+	is_int(say_args(c, 1024, 1024, 8), 0, "1024 arguments fed");
+	is_str(next(0), "cmd=spawn_result rc=0", "1024 arguments spawned");
+	is_int(F.spawn_argc, 1024, "all 1024 arguments reach ops->spawn");
+	is_int(say_args(c, 2, 2, 10000), 0, "arguments of 10000 bytes fed");
+	is_str(next(0), "cmd=spawn_result rc=0", "a line over PMI_LINE_MAX inside a block");
+	is_int((int)F.spawn_lastlen, 10000, "the long argument arrives whole");
+	F.refused[0] = '\0';
+	is_int(say_args(c, 1, 1, PMI_SPAWN_LINE_MAX + 10), 0, "an overlong argument is read");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=arg_too_long", "and refused");
+	ok(strstr(F.refused, "over the bound of 16384 bytes") != NULL, "refused: %s", F.refused);
+	F.refused[0] = '\0';
+	is_int(say(c, "mcmd=spawn\nnprocs=1\nexecname=x\nargcnt=5000\nendcmd\n"), 0,
+	       "argcnt past the bound");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=too_many_args", "refused");
+	ok(strstr(F.refused, "5000 arguments is over the bound of 4096") != NULL, "refused: %s",
+	   F.refused);
+	is_int(say_args(c, 3000, 3000, 400), 0, "a block past the byte bound is read to its end");
+	is_str(next(0), "cmd=spawn_result rc=-1 msg=request_too_big", "and refused");
+	is_int(say(c, "cmd=get_appnum\n"), 0, "the connection goes on");
+	is_str(next(0), "cmd=appnum appnum=0", "served");
+}
+
 static void test_spawn(void)
 {
 	pmi_conn_t *c = fresh();
@@ -502,18 +562,16 @@ static void test_spawn(void)
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=no_free_slots", "late failure with reason");
 	say(c, "mcmd=spawn\nnprocs=1\nargcnt=0\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=missing_execname", "missing execname");
+	F.refused[0] = '\0';
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=x\nargcnt=3\narg1=a\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=bad_args", "missing arguments");
+	is_str(F.refused, "a malformed spawn request (bad_args)", "ops->refused says which field");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=17\nspawnssofar=1\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=too_many_blocks", "block count bounded");
 	say(c, "mcmd=spawn nprocs=3 execname=y\nendcmd\n");
 	ok(strcmp(next(0), "cmd=spawn_result rc=0") == 0 && strcmp(F.spawn_desc, "3 y") == 0,
 	   "fields on the mcmd line");
-	int rc = say(c, "mcmd=spawn\n");
-	for (int i = 0; i < 600 && rc == 0; i++)
-		rc = say(c, "arg1=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
-	is_int(rc, -1, "oversize spawn block");
-	ok(strstr(F.lasterr, "spawn block") != NULL, "%s", F.lasterr);
+	test_spawn_bounds(c);
 	ops.spawn = NULL;
 	pmi_server_destroy(F.s);
 }
