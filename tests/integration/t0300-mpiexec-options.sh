@@ -59,7 +59,7 @@ like "$out" "-genvlist" "--help lists the options"
 
 err=$(lkx -n 2 ./no-such-program 2>&1); rc=$?
 is "$rc" 127 "a missing program exits 127"
-like "$err" "cannot start rank 0 on .*: \./no-such-program: No such file or directory" "and says which and why"
+like "$err" "cannot start rank 0 on .*: \./no-such-program \(relative to /[^)]*\): No such file or directory" "and says which, where it was looked for and why"
 touch "$T/noexec"
 err=$(lkx -n 1 ./noexec 2>&1); rc=$?
 is "$rc" 126 "a non-executable program exits 126"
