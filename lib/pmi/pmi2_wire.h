@@ -10,7 +10,7 @@
 /* A PMI-2 message is a 6-byte decimal length (space padded on either side), then that many
  * bytes of "key=value;" pairs, the first key being "cmd". A ';' inside a value is doubled. */
 #define PMI2_HDR_LEN     6
-#define PMI2_MSG_MAX     999999 /* body bytes we accept or send (all a header can say) */
+#define PMI2_MSG_MAX     524288 /* body bytes we accept or send (4096 arguments of 100 B fit) */
 #define PMI2_PAIRS_MAX   8192   /* pairs in one message (a spawn of 4096 arguments) */
 #define PMI2_KEY_MAX     64     /* key bytes (PMI2_MAX_KEYLEN) */
 #define PMI2_VAL_MAX     1024   /* value bytes in kvs-put / node attributes (PMI2_MAX_VALLEN) */

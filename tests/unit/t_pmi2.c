@@ -202,7 +202,8 @@ static void test_codec(void)
 	is_int(pmi2_hdr_parse("4 2   "), -1, "header with a gap");
 	is_int(pmi2_hdr_parse("      "), -1, "blank header");
 	is_int(pmi2_hdr_parse("99999x"), -1, "header with a letter");
-	is_int(pmi2_hdr_parse("999999"), 999999, "the largest header (PMI2_MSG_MAX)");
+	is_int(pmi2_hdr_parse("524288"), 524288, "the largest header (PMI2_MSG_MAX)");
+	is_int(pmi2_hdr_parse("524289"), -1, "header over PMI2_MSG_MAX");
 
 	const char *b = "cmd=kvs-put;key=a;value=x;;y=z;; w;;;";
 	ok(pmi2_msg_parse(b, strlen(b), &m, &why) == 0, "parse a put");
@@ -433,6 +434,11 @@ static void test_errors(void)
 	mk(2, 2);
 	c = v2conn(0, 0);
 	is_int(pmi_conn_feed(c, "0     ", 6), -1, "a zero length closes at once");
+	pmi_server_destroy(F.s);
+
+	mk(2, 2);
+	c = v2conn(0, 0);
+	is_int(pmi_conn_feed(c, "999999", 6), -1, "a length over the limit closes at once");
 	pmi_server_destroy(F.s);
 
 	mk(2, 2);
