@@ -240,8 +240,9 @@ MPII_ALIAS(Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
                          MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Ireduce_scatter", 0, type,
-	          mpii_err(c, mpii_nbc_inter("MPI_Ireduce_scatter"), "MPI_Ireduce_scatter"));
+	NBC_BEGIN(
+	    "MPI_Ireduce_scatter", 0, type,
+	    mpii_inbc_reduce_scatter(sbuf, rbuf, rcounts, 0, d, op, c, req, "MPI_Ireduce_scatter"));
 	for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
 		if (rcounts[i] < 0)
 			rc = MPI_ERR_COUNT;
@@ -259,9 +260,9 @@ MPII_ALIAS(Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN(
-	    "MPI_Ireduce_scatter_block", rcount, type,
-	    mpii_err(c, mpii_nbc_inter("MPI_Ireduce_scatter_block"), "MPI_Ireduce_scatter_block"));
+	NBC_BEGIN("MPI_Ireduce_scatter_block", rcount, type,
+	          mpii_inbc_reduce_scatter(sbuf, rbuf, NULL, rcount, d, op, c, req,
+	                                   "MPI_Ireduce_scatter_block"));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Ireduce_scatter_block");
 	if (s)
