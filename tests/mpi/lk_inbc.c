@@ -98,7 +98,7 @@ static void test_gather_scatter(void)
 #define T 12
 static void test_reduce_scatter(void)
 {
-	int s[T], want[T], counts[T], r1[T], r2[T], b1[T], b2[T], off = 0, blk = T / lsize;
+	int s[T], want[T], counts[T] = {0}, r1[T], r2[T], b1[T], b2[T], off = 0, blk = T / lsize;
 	MPI_Request rq[2];
 
 	for (int i = 0; i < T; i++) {
