@@ -152,6 +152,8 @@ struct lk_request {
 	int kind, mode;
 	volatile int done;
 	int persistent, active, freed, cancelled, bsend;
+	int pinned; /* a remote get's result record points here: freeing waits for it (mpi_rmam.c)
+	             */
 	MPI_Status st;
 	/* arguments */
 	void *buf;
