@@ -40,12 +40,14 @@ static const struct hint {
 	const char *const *ok; /* NULL: accumulate_ordering's syntax */
 	const char *def;
 } hints[] = {
-    {"no_locks", offsetof(struct mpii_win, no_locks), 8, bools, "false"},
-    {"accumulate_ordering", offsetof(struct mpii_win, acc_order), 32, NULL, "rar,raw,war,waw"},
-    {"accumulate_ops", offsetof(struct mpii_win, acc_ops), 16, ops, "same_op_no_op"},
-    {"same_size", offsetof(struct mpii_win, same_size), 8, bools, "false"},
-    {"same_disp_unit", offsetof(struct mpii_win, same_disp), 8, bools, "false"},
-    {"alloc_shared_noncontig", offsetof(struct mpii_win, noncontig), 8, bools, "false"},
+#define FIELD(f) offsetof(struct mpii_win, f), sizeof(((struct mpii_win *)0)->f)
+    {"no_locks", FIELD(no_locks), bools, "false"},
+    {"accumulate_ordering", FIELD(acc_order), NULL, "rar,raw,war,waw"},
+    {"accumulate_ops", FIELD(acc_ops), ops, "same_op_no_op"},
+    {"same_size", FIELD(same_size), bools, "false"},
+    {"same_disp_unit", FIELD(same_disp), bools, "false"},
+    {"alloc_shared_noncontig", FIELD(noncontig), bools, "false"},
+#undef FIELD
 };
 
 /* "none", or a comma-separated list of rar, raw, war, waw. */
