@@ -19,13 +19,21 @@ struct uop {
  * chars, what large accumulates and reductions spend their time in). */
 #define LOOP(T, EXPR)                                                                              \
 	do {                                                                                       \
-		const T *a = in;                                                                   \
-		T *b = io;                                                                         \
-		for (size_t o = 0; o + 16 <= n; o += 16)                                           \
-			for (size_t i = o; i < o + 16; i++)                                        \
+		const T *a0 = in;                                                                  \
+		T *b0 = io;                                                                        \
+		size_t o = 0;                                                                      \
+		for (; o + 16 <= n; o += 16) {                                                     \
+			const T *a = a0 + o;                                                       \
+			T *b = b0 + o;                                                             \
+			for (int i = 0; i < 16; i++)                                               \
 				b[i] = (EXPR);                                                     \
-		for (size_t i = n & ~(size_t)15; i < n; i++)                                       \
-			b[i] = (EXPR);                                                             \
+		}                                                                                  \
+		{                                                                                  \
+			const T *a = a0 + o;                                                       \
+			T *b = b0 + o;                                                             \
+			for (size_t i = 0; i < n - o; i++)                                         \
+				b[i] = (EXPR);                                                     \
+		}                                                                                  \
 	} while (0)
 
 #define OPS_ORDERED(T)                                                                             \
