@@ -302,6 +302,11 @@ typedef int MPI_Grequest_free_function(void *extra);
 typedef int MPI_Grequest_cancel_function(void *extra, int complete);
 typedef MPI_Comm_copy_attr_function MPI_Copy_function;
 typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *code, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef int MPI_Win_copy_attr_function(MPI_Win win, int keyval, void *extra, void *in, void *out,
+                                       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int keyval, void *val, void *extra);
 
 int lk_mpi_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
 int lk_mpi_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
@@ -318,6 +323,10 @@ int lk_mpi_type_null_delete_fn(MPI_Datatype, int, void *, void *);
 #define MPI_TYPE_NULL_COPY_FN   lk_mpi_type_null_copy_fn
 #define MPI_TYPE_DUP_FN         lk_mpi_type_dup_fn
 #define MPI_TYPE_NULL_DELETE_FN lk_mpi_type_null_delete_fn
+/* Handles of every kind are ints, so the communicator callbacks serve windows too. */
+#define MPI_WIN_NULL_COPY_FN   lk_mpi_null_copy_fn
+#define MPI_WIN_DUP_FN         lk_mpi_dup_fn
+#define MPI_WIN_NULL_DELETE_FN lk_mpi_null_delete_fn
 
 /* Every routine exists as MPI_x and as its profiling name PMPI_x. */
 #define LK_MPI_FN(name, args)                                                                      \
@@ -505,11 +514,20 @@ LK_MPI_FN(Win_allocate_shared,
 LK_MPI_FN(Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr))
 LK_MPI_FN(Win_free, (MPI_Win * win))
 LK_MPI_FN(Win_get_group, (MPI_Win win, MPI_Group *group))
+LK_MPI_FN(Win_create_keyval, (MPI_Win_copy_attr_function * copy, MPI_Win_delete_attr_function *del,
+                              int *keyval, void *extra))
+LK_MPI_FN(Win_free_keyval, (int *keyval))
+LK_MPI_FN(Win_set_attr, (MPI_Win win, int keyval, void *val))
 LK_MPI_FN(Win_get_attr, (MPI_Win win, int key, void *val, int *flag))
+LK_MPI_FN(Win_delete_attr, (MPI_Win win, int keyval))
 LK_MPI_FN(Win_set_name, (MPI_Win win, const char *name))
 LK_MPI_FN(Win_get_name, (MPI_Win win, char *name, int *len))
+LK_MPI_FN(Win_create_errhandler, (MPI_Win_errhandler_function * fn, MPI_Errhandler *eh))
 LK_MPI_FN(Win_set_errhandler, (MPI_Win win, MPI_Errhandler eh))
 LK_MPI_FN(Win_get_errhandler, (MPI_Win win, MPI_Errhandler *eh))
+LK_MPI_FN(Win_call_errhandler, (MPI_Win win, int code))
+LK_MPI_FN(Win_set_info, (MPI_Win win, MPI_Info info))
+LK_MPI_FN(Win_get_info, (MPI_Win win, MPI_Info *info))
 LK_MPI_FN(Win_fence, (int assert, MPI_Win win))
 LK_MPI_FN(Win_post, (MPI_Group group, int assert, MPI_Win win))
 LK_MPI_FN(Win_start, (MPI_Group group, int assert, MPI_Win win))
@@ -685,6 +703,12 @@ LK_MPI_FN(Type_set_name, (MPI_Datatype type, const char *name))
 LK_MPI_FN(Type_get_name, (MPI_Datatype type, char *name, int *len))
 LK_MPI_FN(Get_address, (const void *loc, MPI_Aint *addr))
 LK_MPI_FN(Address, (void *loc, MPI_Aint *addr))
+/* MPI-3.1 address arithmetic: base + disp, and the distance addr1 - addr2, for addresses from
+ * MPI_Get_address (wrapping as unsigned machine addresses do). */
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 LK_MPI_FN(Pack, (const void *in, int count, MPI_Datatype type, void *out, int outsize, int *pos,
                  MPI_Comm comm))
 LK_MPI_FN(Unpack, (const void *in, int insize, int *pos, void *out, int count, MPI_Datatype type,

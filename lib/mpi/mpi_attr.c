@@ -1,4 +1,5 @@
-/* lib/mpi/mpi_attr.c: keyvals and attributes on communicators and datatypes, predefined keys. */
+/* lib/mpi/mpi_attr.c: keyvals and attributes on communicators, datatypes and windows, predefined
+ * keys. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,12 +7,12 @@
 
 #define FIRST_USER_KEY 16
 
+enum { K_COMM, K_TYPE, K_WIN };
+
 struct keyval {
-	int type; /* 0 communicator, 1 datatype */
-	MPI_Comm_copy_attr_function *ccopy;
-	MPI_Comm_delete_attr_function *cdel;
-	MPI_Type_copy_attr_function *tcopy;
-	MPI_Type_delete_attr_function *tdel;
+	int kind; /* K_* */
+	MPI_Comm_copy_attr_function *copy;
+	MPI_Comm_delete_attr_function *del;
 	void *extra;
 };
 
@@ -84,11 +85,11 @@ static int new_key(const struct keyval *kv, int *out)
 	return MPI_SUCCESS;
 }
 
-static struct keyval *get_key(int h, int type)
+static struct keyval *get_key(int h, int kind)
 {
 	struct keyval *k = h >= FIRST_USER_KEY ? mpii_tab_get(&keys, h) : NULL;
 
-	return k && k->type == type ? k : NULL;
+	return k && k->kind == kind ? k : NULL;
 }
 
 void mpii_attr_fini(void)
@@ -125,15 +126,18 @@ static int set(struct mpii_attr **list, int key, void *val)
 	return MPI_SUCCESS;
 }
 
+/* ---- the same machinery for every kind of object: obj is the user's handle of the object
+ * that holds list (handles of all kinds are ints, so one callback type serves them all) ---- */
+
 /* Run the delete callback and unlink. */
-static int del_comm(struct mpii_comm *c, struct mpii_attr **p)
+static int del_one(int kind, int obj, struct mpii_attr **p)
 {
 	struct mpii_attr *a = *p;
-	struct keyval *k = get_key(a->key, 0);
+	struct keyval *k = get_key(a->key, kind);
 	int rc = MPI_SUCCESS;
 
-	if (k && k->cdel)
-		rc = k->cdel(c->handle, a->key, a->val, k->extra);
+	if (k && k->del)
+		rc = k->del(obj, a->key, a->val, k->extra);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	*p = a->next;
@@ -141,75 +145,94 @@ static int del_comm(struct mpii_comm *c, struct mpii_attr **p)
 	return MPI_SUCCESS;
 }
 
-static int del_type(struct mpii_dtype *d, struct mpii_attr **p)
+/* Delete every attribute; one whose callback fails goes anyway (its object is going away). */
+static void clear(int kind, int obj, struct mpii_attr **list)
 {
-	struct mpii_attr *a = *p;
-	struct keyval *k = get_key(a->key, 1);
-	int rc = MPI_SUCCESS;
+	while (*list)
+		if (del_one(kind, obj, list) != MPI_SUCCESS) {
+			struct mpii_attr *a = *list;
+			*list = a->next;
+			free(a);
+		}
+}
 
-	if (k && k->tdel)
-		rc = k->tdel(d->handle, a->key, a->val, k->extra);
-	if (rc != MPI_SUCCESS)
-		return rc;
-	*p = a->next;
-	free(a);
+static int copy_all(int kind, int obj, const struct mpii_attr *from, struct mpii_attr **to)
+{
+	for (const struct mpii_attr *a = from; a; a = a->next) {
+		struct keyval *k = get_key(a->key, kind);
+		void *val = NULL;
+		int flag = 0, rc;
+
+		if (!k || !k->copy)
+			continue;
+		rc = k->copy(obj, a->key, k->extra, a->val, &val, &flag);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		if (flag && (rc = set(to, a->key, val)) != MPI_SUCCESS)
+			return rc;
+	}
 	return MPI_SUCCESS;
+}
+
+/* The bodies of MPI_X_set_attr / get_attr / delete_attr. MPI codes. */
+static int set_attr(int kind, int obj, struct mpii_attr **list, int keyval, void *val)
+{
+	struct mpii_attr **p;
+
+	if (!get_key(keyval, kind))
+		return MPI_ERR_KEYVAL;
+	p = find(list, keyval);
+	if (p && del_one(kind, obj, p) != MPI_SUCCESS)
+		return MPI_ERR_OTHER;
+	return set(list, keyval, val);
+}
+
+static int get_attr(int kind, struct mpii_attr **list, int keyval, void *val, int *flag)
+{
+	struct mpii_attr **p;
+
+	if (!get_key(keyval, kind))
+		return MPI_ERR_KEYVAL;
+	p = find(list, keyval);
+	*flag = p != NULL;
+	if (p)
+		*(void **)val = (*p)->val;
+	return MPI_SUCCESS;
+}
+
+static int delete_attr(int kind, int obj, struct mpii_attr **list, int keyval)
+{
+	struct mpii_attr **p;
+
+	if (!get_key(keyval, kind))
+		return MPI_ERR_KEYVAL;
+	p = find(list, keyval);
+	return p ? del_one(kind, obj, p) : MPI_ERR_ARG;
 }
 
 void mpii_attr_clear_comm(struct mpii_comm *c)
 {
-	while (c->attrs)
-		if (del_comm(c, &c->attrs) != MPI_SUCCESS) {
-			struct mpii_attr *a = c->attrs;
-			c->attrs = a->next;
-			free(a);
-		}
+	clear(K_COMM, c->handle, &c->attrs);
 }
 
 void mpii_attr_clear_type(struct mpii_dtype *d)
 {
-	while (d->attrs)
-		if (del_type(d, &d->attrs) != MPI_SUCCESS) {
-			struct mpii_attr *a = d->attrs;
-			d->attrs = a->next;
-			free(a);
-		}
+	clear(K_TYPE, d->handle, &d->attrs);
+}
+
+void mpii_attr_clear_win(struct mpii_win *w)
+{
+	clear(K_WIN, w->handle, &w->attrs);
 }
 
 int mpii_attr_copy_comm(struct mpii_comm *from, struct mpii_comm *to)
 {
-	for (struct mpii_attr *a = from->attrs; a; a = a->next) {
-		struct keyval *k = get_key(a->key, 0);
-		void *val = NULL;
-		int flag = 0, rc;
-
-		if (!k || !k->ccopy)
-			continue;
-		rc = k->ccopy(from->handle, a->key, k->extra, a->val, &val, &flag);
-		if (rc != MPI_SUCCESS)
-			return rc;
-		if (flag && (rc = set(&to->attrs, a->key, val)) != MPI_SUCCESS)
-			return rc;
-	}
-	return MPI_SUCCESS;
+	return copy_all(K_COMM, from->handle, from->attrs, &to->attrs);
 }
 
 int mpii_attr_copy_type(struct mpii_dtype *from, struct mpii_dtype *to)
 {
-	for (struct mpii_attr *a = from->attrs; a; a = a->next) {
-		struct keyval *k = get_key(a->key, 1);
-		void *val = NULL;
-		int flag = 0, rc;
-
-		if (!k || !k->tcopy)
-			continue;
-		rc = k->tcopy(from->handle, a->key, k->extra, a->val, &val, &flag);
-		if (rc != MPI_SUCCESS)
-			return rc;
-		if (flag && (rc = set(&to->attrs, a->key, val)) != MPI_SUCCESS)
-			return rc;
-	}
-	return MPI_SUCCESS;
+	return copy_all(K_TYPE, from->handle, from->attrs, &to->attrs);
 }
 
 /* Predefined attribute values (pointers to ints, as the standard wants). */
@@ -242,7 +265,7 @@ MPII_ALIAS(Comm_create_keyval)
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
                             int *keyval, void *extra)
 {
-	struct keyval k = {0, copy, del, NULL, NULL, extra};
+	struct keyval k = {K_COMM, copy, del, extra};
 
 	return mpii_err(NULL, new_key(&k, keyval), "MPI_Comm_create_keyval");
 }
@@ -257,14 +280,24 @@ MPII_ALIAS(Type_create_keyval)
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *copy, MPI_Type_delete_attr_function *del,
                             int *keyval, void *extra)
 {
-	struct keyval k = {1, NULL, NULL, copy, del, extra};
+	struct keyval k = {K_TYPE, copy, del, extra};
 
 	return mpii_err(NULL, new_key(&k, keyval), "MPI_Type_create_keyval");
 }
 
-static int free_key(int *keyval, int type, const char *fn)
+/* Windows are never duplicated: copy is kept only to be faithful to what the caller gave. */
+MPII_ALIAS(Win_create_keyval)
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy, MPI_Win_delete_attr_function *del,
+                           int *keyval, void *extra)
 {
-	struct keyval *k = get_key(*keyval, type);
+	struct keyval k = {K_WIN, copy, del, extra};
+
+	return mpii_err(NULL, new_key(&k, keyval), "MPI_Win_create_keyval");
+}
+
+static int free_key(int *keyval, int kind, const char *fn)
+{
+	struct keyval *k = get_key(*keyval, kind);
 
 	if (!k)
 		return mpii_err(NULL, MPI_ERR_KEYVAL, fn);
@@ -276,35 +309,35 @@ static int free_key(int *keyval, int type, const char *fn)
 MPII_ALIAS(Comm_free_keyval)
 int PMPI_Comm_free_keyval(int *keyval)
 {
-	return free_key(keyval, 0, "MPI_Comm_free_keyval");
+	return free_key(keyval, K_COMM, "MPI_Comm_free_keyval");
 }
 
 MPII_ALIAS(Keyval_free)
 int PMPI_Keyval_free(int *keyval)
 {
-	return free_key(keyval, 0, "MPI_Keyval_free");
+	return free_key(keyval, K_COMM, "MPI_Keyval_free");
 }
 
 MPII_ALIAS(Type_free_keyval)
 int PMPI_Type_free_keyval(int *keyval)
 {
-	return free_key(keyval, 1, "MPI_Type_free_keyval");
+	return free_key(keyval, K_TYPE, "MPI_Type_free_keyval");
+}
+
+MPII_ALIAS(Win_free_keyval)
+int PMPI_Win_free_keyval(int *keyval)
+{
+	return free_key(keyval, K_WIN, "MPI_Win_free_keyval");
 }
 
 MPII_ALIAS(Comm_set_attr)
 int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
 {
 	struct mpii_comm *c = mpii_comm(comm);
-	struct mpii_attr **p;
 
 	if (!c)
 		return mpii_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_attr");
-	if (!get_key(keyval, 0))
-		return mpii_err(c, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
-	p = find(&c->attrs, keyval);
-	if (p && del_comm(c, p) != MPI_SUCCESS)
-		return mpii_err(c, MPI_ERR_OTHER, "MPI_Comm_set_attr");
-	return mpii_err(c, set(&c->attrs, keyval, val), "MPI_Comm_set_attr");
+	return mpii_err(c, set_attr(K_COMM, comm, &c->attrs, keyval, val), "MPI_Comm_set_attr");
 }
 
 MPII_ALIAS(Attr_put)
@@ -317,7 +350,6 @@ MPII_ALIAS(Comm_get_attr)
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 {
 	struct mpii_comm *c = mpii_comm(comm);
-	struct mpii_attr **p;
 	void *pv;
 
 	if (!c)
@@ -328,13 +360,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 		*flag = 1;
 		return MPI_SUCCESS;
 	}
-	if (!get_key(keyval, 0))
-		return mpii_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
-	p = find(&c->attrs, keyval);
-	*flag = p != NULL;
-	if (p)
-		*(void **)val = (*p)->val;
-	return MPI_SUCCESS;
+	return mpii_err(c, get_attr(K_COMM, &c->attrs, keyval, val, flag), "MPI_Comm_get_attr");
 }
 
 MPII_ALIAS(Attr_get)
@@ -347,16 +373,10 @@ MPII_ALIAS(Comm_delete_attr)
 int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval)
 {
 	struct mpii_comm *c = mpii_comm(comm);
-	struct mpii_attr **p;
 
 	if (!c)
 		return mpii_err(NULL, MPI_ERR_COMM, "MPI_Comm_delete_attr");
-	if (!get_key(keyval, 0))
-		return mpii_err(c, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr");
-	p = find(&c->attrs, keyval);
-	if (!p)
-		return mpii_err(c, MPI_ERR_ARG, "MPI_Comm_delete_attr");
-	return mpii_err(c, del_comm(c, p), "MPI_Comm_delete_attr");
+	return mpii_err(c, delete_attr(K_COMM, comm, &c->attrs, keyval), "MPI_Comm_delete_attr");
 }
 
 MPII_ALIAS(Attr_delete)
@@ -369,47 +389,63 @@ MPII_ALIAS(Type_set_attr)
 int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *val)
 {
 	struct mpii_dtype *d = mpii_dt(type);
-	struct mpii_attr **p;
 
 	if (!d)
 		return mpii_err(NULL, MPI_ERR_TYPE, "MPI_Type_set_attr");
-	if (!get_key(keyval, 1))
-		return mpii_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_set_attr");
-	p = find(&d->attrs, keyval);
-	if (p && del_type(d, p) != MPI_SUCCESS)
-		return mpii_err(NULL, MPI_ERR_OTHER, "MPI_Type_set_attr");
-	return mpii_err(NULL, set(&d->attrs, keyval, val), "MPI_Type_set_attr");
+	return mpii_err(NULL, set_attr(K_TYPE, type, &d->attrs, keyval, val), "MPI_Type_set_attr");
 }
 
 MPII_ALIAS(Type_get_attr)
 int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *val, int *flag)
 {
 	struct mpii_dtype *d = mpii_dt(type);
-	struct mpii_attr **p;
 
 	if (!d)
 		return mpii_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_attr");
-	if (!get_key(keyval, 1))
-		return mpii_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_get_attr");
-	p = find(&d->attrs, keyval);
-	*flag = p != NULL;
-	if (p)
-		*(void **)val = (*p)->val;
-	return MPI_SUCCESS;
+	return mpii_err(NULL, get_attr(K_TYPE, &d->attrs, keyval, val, flag), "MPI_Type_get_attr");
 }
 
 MPII_ALIAS(Type_delete_attr)
 int PMPI_Type_delete_attr(MPI_Datatype type, int keyval)
 {
 	struct mpii_dtype *d = mpii_dt(type);
-	struct mpii_attr **p;
 
 	if (!d)
 		return mpii_err(NULL, MPI_ERR_TYPE, "MPI_Type_delete_attr");
-	if (!get_key(keyval, 1))
-		return mpii_err(NULL, MPI_ERR_KEYVAL, "MPI_Type_delete_attr");
-	p = find(&d->attrs, keyval);
-	if (!p)
-		return mpii_err(NULL, MPI_ERR_ARG, "MPI_Type_delete_attr");
-	return mpii_err(NULL, del_type(d, p), "MPI_Type_delete_attr");
+	return mpii_err(NULL, delete_attr(K_TYPE, type, &d->attrs, keyval), "MPI_Type_delete_attr");
+}
+
+/* Errors on a window go to the window's handler (mpii_err on its private communicator). */
+MPII_ALIAS(Win_set_attr)
+int PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_set_attr");
+	return mpii_err(w->comm, set_attr(K_WIN, win, &w->attrs, keyval, val), "MPI_Win_set_attr");
+}
+
+MPII_ALIAS(Win_get_attr)
+int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_get_attr");
+	if (mpii_win_predefined(w, keyval, val)) {
+		*flag = 1;
+		return MPI_SUCCESS;
+	}
+	return mpii_err(w->comm, get_attr(K_WIN, &w->attrs, keyval, val, flag), "MPI_Win_get_attr");
+}
+
+MPII_ALIAS(Win_delete_attr)
+int PMPI_Win_delete_attr(MPI_Win win, int keyval)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_delete_attr");
+	return mpii_err(w->comm, delete_attr(K_WIN, win, &w->attrs, keyval), "MPI_Win_delete_attr");
 }

@@ -376,6 +376,18 @@ int PMPI_Address(void *loc, MPI_Aint *addr)
 	return MPI_SUCCESS;
 }
 
+MPII_ALIAS(Aint_add)
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+	return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+
+MPII_ALIAS(Aint_diff)
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+	return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+
 MPII_ALIAS(Pack_size)
 int PMPI_Pack_size(int count, MPI_Datatype type, MPI_Comm comm, int *size)
 {

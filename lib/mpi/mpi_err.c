@@ -55,8 +55,11 @@ void mpii_tab_del(struct mpii_tab *t, int h)
 
 /* ---- error handlers ---- */
 
+enum { EH_ANY, EH_COMM, EH_WIN }; /* what an errhandler may be attached to */
+
 struct errh {
-	MPI_Comm_errhandler_function *fn;
+	MPI_Comm_errhandler_function *fn; /* a window's handler gets an MPI_Win *, also an int * */
+	int kind;
 };
 
 static struct errh eh_fatal, eh_return;
@@ -174,7 +177,7 @@ int mpii_err(struct mpii_comm *c, int code, const char *fn)
 	if (e == &eh_return)
 		return code;
 	if (e && e->fn) {
-		h = c ? c->handle : MPI_COMM_WORLD;
+		h = !c ? MPI_COMM_WORLD : c->win ? c->win : c->handle;
 		e->fn(&h, &code, NULL);
 		return code;
 	}
@@ -283,8 +286,8 @@ int PMPI_Add_error_string(int code, const char *str)
 	return MPI_SUCCESS;
 }
 
-MPII_ALIAS(Comm_create_errhandler)
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
+static int new_errh(MPI_Comm_errhandler_function *fn, int kind, MPI_Errhandler *eh,
+                    const char *what)
 {
 	struct errh *e = malloc(sizeof(*e));
 	int h;
@@ -292,11 +295,29 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 	errh_get(MPI_ERRORS_RETURN);
 	if (!e || (h = mpii_tab_add(&mpii.errhs, e)) < 0) {
 		free(e);
-		return mpii_err(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler");
+		return mpii_err(NULL, MPI_ERR_NO_MEM, what);
 	}
 	e->fn = fn;
+	e->kind = kind;
 	*eh = h;
 	return MPI_SUCCESS;
+}
+
+/* Attach handler eh to c (a window's private communicator for kind EH_WIN). MPI code. */
+static int set_errh(struct mpii_comm *c, MPI_Errhandler eh, int kind)
+{
+	struct errh *e = errh_get(eh);
+
+	if (!e || (e->kind != EH_ANY && e->kind != kind))
+		return MPI_ERR_ARG;
+	c->errh = eh;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Comm_create_errhandler)
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
+{
+	return new_errh(fn, EH_COMM, eh, "MPI_Comm_create_errhandler");
 }
 
 MPII_ALIAS(Errhandler_create)
@@ -312,10 +333,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler eh)
 
 	if (!c)
 		return mpii_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler");
-	if (!errh_get(eh))
-		return mpii_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
-	c->errh = eh;
-	return MPI_SUCCESS;
+	return mpii_err(c, set_errh(c, eh, EH_COMM), "MPI_Comm_set_errhandler");
 }
 
 MPII_ALIAS(Errhandler_set)
@@ -359,5 +377,47 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int code)
 	if (!c)
 		return mpii_err(NULL, MPI_ERR_COMM, "MPI_Comm_call_errhandler");
 	mpii_err(c, code, "MPI_Comm_call_errhandler");
+	return MPI_SUCCESS;
+}
+
+/* ---- windows: a window's errors are raised on its private communicator (w->comm), which
+ * carries the window's handler and hands the window's handle to a user handler ---- */
+
+MPII_ALIAS(Win_create_errhandler)
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *eh)
+{
+	return new_errh((MPI_Comm_errhandler_function *)fn, EH_WIN, eh,
+	                "MPI_Win_create_errhandler");
+}
+
+MPII_ALIAS(Win_set_errhandler)
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler eh)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_set_errhandler");
+	return mpii_err(w->comm, set_errh(w->comm, eh, EH_WIN), "MPI_Win_set_errhandler");
+}
+
+MPII_ALIAS(Win_get_errhandler)
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_get_errhandler");
+	*eh = w->comm->errh;
+	return MPI_SUCCESS;
+}
+
+MPII_ALIAS(Win_call_errhandler)
+int PMPI_Win_call_errhandler(MPI_Win win, int code)
+{
+	struct mpii_win *w = mpii_win(win);
+
+	if (!w)
+		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_call_errhandler");
+	mpii_err(w->comm, code, "MPI_Win_call_errhandler");
 	return MPI_SUCCESS;
 }

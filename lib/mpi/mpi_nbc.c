@@ -80,6 +80,55 @@ static void b_reduce(struct mpii_sched *s, const void *in, void *out, int count,
 	mpii_sched_fence(s);
 }
 
+/* Recursive doubling, as the blocking allreduce_rd (mpi_coll.c): ranks exchange their partial
+ * results both ways at once, one round per doubling (a reduce then a bcast would take two
+ * message times per level, each waiting for the other side's next progress call); beyond the
+ * largest power of two, the extra ranks first fold into their even neighbours, which hand them
+ * the result at the end. The lower rank's data stays on the left for non-commutative ops. */
+static void b_allreduce(struct mpii_sched *s, const void *sbuf, void *rbuf, int count,
+                        struct mpii_dtype *d, MPI_Op op, const struct mpii_comm *c)
+{
+	int n = c->size, r = c->rank, pof2 = 1, rem, nr;
+	char *tmp = NULL;
+
+	if (sbuf != MPI_IN_PLACE)
+		mpii_sched_copy(s, sbuf, count, d, rbuf, count, d);
+	if (n == 1 || !count)
+		return;
+	mpii_sched_tmp(s, d, count, &tmp);
+	while (pof2 * 2 <= n)
+		pof2 *= 2;
+	rem = n - pof2;
+	nr = r - rem;
+	if (r < 2 * rem && r % 2 == 0) {
+		mpii_sched_send(s, rbuf, count, d, r + 1);
+		mpii_sched_fence(s); /* rbuf is sent before the result lands there */
+		nr = -1;
+	} else if (r < 2 * rem) {
+		mpii_sched_recv(s, tmp, count, d, r - 1);
+		mpii_sched_fence(s);
+		mpii_sched_reduce(s, tmp, rbuf, count, d, op);
+		nr = r / 2;
+	}
+	for (int mask = 1; nr >= 0 && mask < pof2; mask <<= 1) {
+		int np = nr ^ mask, peer = np < rem ? np * 2 + 1 : np + rem;
+		mpii_sched_send(s, rbuf, count, d, peer);
+		mpii_sched_recv(s, tmp, count, d, peer);
+		mpii_sched_fence(s);
+		if (peer < r || mpii_op_commutative(op)) {
+			mpii_sched_reduce(s, tmp, rbuf, count, d, op);
+		} else { /* rbuf = rbuf op tmp */
+			mpii_sched_reduce(s, rbuf, tmp, count, d, op);
+			mpii_sched_copy(s, tmp, count, d, rbuf, count, d);
+		}
+	}
+	if (r < 2 * rem && r % 2)
+		mpii_sched_send(s, rbuf, count, d, r - 1);
+	else if (r < 2 * rem)
+		mpii_sched_recv(s, rbuf, count, d, r + 1);
+	mpii_sched_fence(s);
+}
+
 /* Inclusive (excl 0) or exclusive prefix reduction along the chain of ranks. */
 static void b_scan(struct mpii_sched *s, const void *in, void *out, int count, struct mpii_dtype *d,
                    MPI_Op op, const struct mpii_comm *c, int excl)
@@ -201,10 +250,8 @@ int PMPI_Iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, 
 	          mpii_inbc_allreduce(sbuf, rbuf, count, d, op, c, req));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Iallreduce");
-	if (s) {
-		b_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, count, d, op, 0, c);
-		b_bcast(s, rbuf, count, d, 0, c);
-	}
+	if (s)
+		b_allreduce(s, sbuf, rbuf, count, d, op, c);
 	NBC_END("MPI_Iallreduce");
 }
 
@@ -240,8 +287,9 @@ MPII_ALIAS(Ireduce_scatter)
 int PMPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
                          MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN("MPI_Ireduce_scatter", 0, type,
-	          mpii_err(c, mpii_nbc_inter("MPI_Ireduce_scatter"), "MPI_Ireduce_scatter"));
+	NBC_BEGIN(
+	    "MPI_Ireduce_scatter", 0, type,
+	    mpii_inbc_reduce_scatter(sbuf, rbuf, rcounts, 0, d, op, c, req, "MPI_Ireduce_scatter"));
 	for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++)
 		if (rcounts[i] < 0)
 			rc = MPI_ERR_COUNT;
@@ -259,9 +307,9 @@ MPII_ALIAS(Ireduce_scatter_block)
 int PMPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Datatype type,
                                MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
-	NBC_BEGIN(
-	    "MPI_Ireduce_scatter_block", rcount, type,
-	    mpii_err(c, mpii_nbc_inter("MPI_Ireduce_scatter_block"), "MPI_Ireduce_scatter_block"));
+	NBC_BEGIN("MPI_Ireduce_scatter_block", rcount, type,
+	          mpii_inbc_reduce_scatter(sbuf, rbuf, NULL, rcount, d, op, c, req,
+	                                   "MPI_Ireduce_scatter_block"));
 	if ((rc = red_check(s, op, -1, c)) != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Ireduce_scatter_block");
 	if (s)

@@ -264,3 +264,44 @@ int mpii_inbc_alltoall(const struct mpii_a2a *a, struct mpii_comm *ic, MPI_Reque
 		mpii_sched_fence(s);
 	return end(s, ic, req, rc, fn);
 }
+
+/* Every rank's vector (the sum of rcounts, the same in both groups) goes to the remote leader,
+ * which folds its remote group's vectors like MPI_Iallreduce and hands block l of the result to
+ * local rank l (rcounts NULL: rcount each). */
+int mpii_inbc_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                             struct mpii_dtype *d, MPI_Op op, struct mpii_comm *ic,
+                             MPI_Request *req, const char *fn)
+{
+	int rc, nl = ic->grp->size, total = 0, off = 0;
+	struct mpii_sched *s = begin(ic, req, &rc);
+	char *all = NULL;
+
+	for (int l = 0; l < nl; l++) {
+		int n = rcounts ? rcounts[l] : rcount;
+		if (n < 0)
+			rc = MPI_ERR_COUNT;
+		total += n;
+	}
+	if (s && rc == MPI_SUCCESS && !mpii_op_valid(op))
+		rc = MPI_ERR_OP;
+	if (!s || rc != MPI_SUCCESS || !total)
+		return end(s, ic, req, rc, fn);
+	mpii_sched_send(s, sbuf, total, d, urem(ic, 0));
+	if (ic->rank == 0) {
+		mpii_sched_tmp(s, d, total, &all);
+		rc = fold_remote(s, all, total, d, op, ic);
+		for (int l = 0; l < nl && all; l++) {
+			int n = rcounts ? rcounts[l] : rcount;
+			char *blk = all + (MPI_Aint)off * d->extent;
+			if (l == 0)
+				mpii_sched_copy(s, blk, n, d, rbuf, n, d);
+			else
+				mpii_sched_send(s, blk, n, d, uloc(ic, l));
+			off += n;
+		}
+	} else {
+		mpii_sched_recv(s, rbuf, rcounts ? rcounts[ic->rank] : rcount, d, uloc(ic, 0));
+	}
+	mpii_sched_fence(s);
+	return end(s, ic, req, rc, fn);
+}

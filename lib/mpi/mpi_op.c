@@ -13,12 +13,27 @@ struct uop {
 	int refs; /* the user's handle and each pending nonblocking collective using it */
 };
 
+/* b[i] = EXPR for i < n, in blocks of 16 elements and then the rest: with in and io restrict
+ * (a reduction never overlaps them), -O2's vectoriser, which neither checks for overlap at run
+ * time nor adds a scalar tail loop, turns the blocks into vector code (~10x on MPI_SUM of
+ * chars, what large accumulates and reductions spend their time in). */
 #define LOOP(T, EXPR)                                                                              \
 	do {                                                                                       \
-		const T *a = in;                                                                   \
-		T *b = io;                                                                         \
-		for (size_t i = 0; i < n; i++)                                                     \
-			b[i] = (EXPR);                                                             \
+		const T *a0 = in;                                                                  \
+		T *b0 = io;                                                                        \
+		size_t o = 0;                                                                      \
+		for (; o + 16 <= n; o += 16) {                                                     \
+			const T *a = a0 + o;                                                       \
+			T *b = b0 + o;                                                             \
+			for (int i = 0; i < 16; i++)                                               \
+				b[i] = (EXPR);                                                     \
+		}                                                                                  \
+		{                                                                                  \
+			const T *a = a0 + o;                                                       \
+			T *b = b0 + o;                                                             \
+			for (size_t i = 0; i < n - o; i++)                                         \
+				b[i] = (EXPR);                                                     \
+		}                                                                                  \
 	} while (0)
 
 #define OPS_ORDERED(T)                                                                             \
@@ -60,7 +75,7 @@ struct uop {
 		return 0;
 
 #define INT_FN(name, T)                                                                            \
-	static int name(MPI_Op op, const void *in, void *io, size_t n)                             \
+	static int name(MPI_Op op, const void *restrict in, void *restrict io, size_t n)           \
 	{                                                                                          \
 		switch (op) {                                                                      \
 			OPS_ORDERED(T)                                                             \
@@ -74,7 +89,7 @@ struct uop {
 
 /* Logical operations on floating types are an extension MPICH also offers. */
 #define FLOAT_FN(name, T)                                                                          \
-	static int name(MPI_Op op, const void *in, void *io, size_t n)                             \
+	static int name(MPI_Op op, const void *restrict in, void *restrict io, size_t n)           \
 	{                                                                                          \
 		switch (op) {                                                                      \
 			OPS_ORDERED(T)                                                             \
@@ -86,7 +101,7 @@ struct uop {
 	}
 
 #define COMPLEX_FN(name, T)                                                                        \
-	static int name(MPI_Op op, const void *in, void *io, size_t n)                             \
+	static int name(MPI_Op op, const void *restrict in, void *restrict io, size_t n)           \
 	{                                                                                          \
 		switch (op) {                                                                      \
 			OPS_ARITH(T)                                                               \

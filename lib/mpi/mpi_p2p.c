@@ -75,6 +75,10 @@ void mpii_req_hold(struct lk_request *r)
 
 void mpii_req_free(struct lk_request *r)
 {
+	if (r->pinned) { /* the record lets go of it (and frees it) when its results are in */
+		r->freed = 1;
+		return;
+	}
 	if (r->buddy)
 		r->buddy->buddy = NULL;
 	if (r->held) {

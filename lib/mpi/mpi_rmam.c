@@ -192,6 +192,11 @@ static void reap(struct mpii_rmaw *r, int all)
 		*pp = g->next;
 		if (g->err && !r->err)
 			r->err = g->err;
+		if (g->req) { /* let go of the user's request; freed meanwhile: ours to free */
+			g->req->pinned = 0;
+			if (g->req->freed)
+				mpii_req_free(g->req);
+		}
 		if (g->rd)
 			mpii_dt_release(g->rd);
 		free(g->packed);
@@ -319,6 +324,8 @@ static struct rget *rget_new(struct mpii_rmaw *r, const struct mpii_rma_op *o, s
 	if (!g->rd->predefined)
 		g->rd->refs++;
 	g->req = o->req;
+	if (g->req)
+		g->req->pinned = 1;
 	g->next = r->gets;
 	r->gets = g;
 	return g;

@@ -201,8 +201,8 @@ static int win_layout(struct mpii_win *w, const struct winfo *info)
 	return rc != MPI_SUCCESS ? rc : all ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor,
-                    MPI_Win *out, const char *fn)
+static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Info hinfo, MPI_Comm comm,
+                    int flavor, MPI_Win *out, const char *fn)
 {
 	struct mpii_comm *c = mpii_comm(comm);
 	struct mpii_win *w;
@@ -258,9 +258,14 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 		return mpii_err(c, rc, fn);
 	}
 	w->handle = h;
+	/* a window's errors go to its own handler, MPI_ERRORS_ARE_FATAL until set (MPI-4.0
+	 * section 9.3), whatever the communicator it was made from has */
+	w->comm->win = h;
+	w->comm->errh = MPI_ERRORS_ARE_FATAL;
 	if (flavor != MPI_WIN_FLAVOR_CREATE)
 		w->base = w->p[c->rank].ptr;
 	snprintf(w->name, sizeof(w->name), "%s", "");
+	mpii_win_hints(w, hinfo, 1);
 	*out = h;
 	return MPI_SUCCESS;
 }
@@ -269,15 +274,15 @@ MPII_ALIAS(Win_create)
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win)
 {
-	(void)info;
-	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, win, "MPI_Win_create");
+	return win_make(base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE, win,
+	                "MPI_Win_create");
 }
 
 MPII_ALIAS(Win_create_dynamic)
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	(void)info;
-	return win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, win, "MPI_Win_create_dynamic");
+	return win_make(NULL, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC, win,
+	                "MPI_Win_create_dynamic");
 }
 
 int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len)
@@ -343,10 +348,9 @@ MPII_ALIAS(Win_allocate)
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win)
 {
-	int rc =
-	    win_make(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, win, "MPI_Win_allocate");
+	int rc = win_make(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, win,
+	                  "MPI_Win_allocate");
 
-	(void)info;
 	*(void **)baseptr = rc == MPI_SUCCESS ? mpii_win(*win)->base : NULL;
 	return rc;
 }
@@ -355,10 +359,9 @@ MPII_ALIAS(Win_allocate_shared)
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
 {
-	int rc = win_make(NULL, size, disp_unit, comm, MPI_WIN_FLAVOR_SHARED, win,
+	int rc = win_make(NULL, size, disp_unit, info, comm, MPI_WIN_FLAVOR_SHARED, win,
 	                  "MPI_Win_allocate_shared");
 
-	(void)info;
 	*(void **)baseptr = rc == MPI_SUCCESS ? mpii_win(*win)->base : NULL;
 	return rc;
 }
@@ -396,6 +399,7 @@ int PMPI_Win_free(MPI_Win *win)
 
 	if (!w)
 		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_free");
+	mpii_attr_clear_win(w); /* delete callbacks see the window still valid */
 	/* nobody may still be reading or writing the memory that goes away */
 	rc = mpii_barrier(w->comm);
 	win_destroy(w);
@@ -410,64 +414,29 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 	return PMPI_Comm_group(w->comm->handle, group);
 }
 
-MPII_ALIAS(Win_get_attr)
-int PMPI_Win_get_attr(MPI_Win win, int key, void *val, int *flag)
+int mpii_win_predefined(struct mpii_win *w, int key, void *val)
 {
 	static const int unified = MPI_WIN_UNIFIED;
 
-	WIN("MPI_Win_get_attr");
-	*flag = 1;
 	switch (key) {
 	case MPI_WIN_BASE:
 		*(void **)val = w->base;
-		break;
+		return 1;
 	case MPI_WIN_SIZE:
 		*(MPI_Aint **)val = &w->size;
-		break;
+		return 1;
 	case MPI_WIN_DISP_UNIT:
 		*(int **)val = &w->disp_unit;
-		break;
+		return 1;
 	case MPI_WIN_CREATE_FLAVOR:
 		*(int **)val = &w->flavor;
-		break;
+		return 1;
 	case MPI_WIN_MODEL:
 		*(const int **)val = &unified;
-		break;
+		return 1;
 	default:
-		*flag = 0;
+		return 0;
 	}
-	return MPI_SUCCESS;
-}
-
-MPII_ALIAS(Win_set_name)
-int PMPI_Win_set_name(MPI_Win win, const char *name)
-{
-	WIN("MPI_Win_set_name");
-	snprintf(w->name, sizeof(w->name), "%s", name);
-	return MPI_SUCCESS;
-}
-
-MPII_ALIAS(Win_get_name)
-int PMPI_Win_get_name(MPI_Win win, char *name, int *len)
-{
-	WIN("MPI_Win_get_name");
-	snprintf(name, MPI_MAX_OBJECT_NAME, "%s", w->name);
-	*len = (int)strlen(name);
-	return MPI_SUCCESS;
-}
-
-MPII_ALIAS(Win_set_errhandler)
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler eh)
-{
-	WIN("MPI_Win_set_errhandler");
-	return PMPI_Comm_set_errhandler(w->comm->handle, eh);
-}
-
-MPII_ALIAS(Win_get_errhandler)
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *eh)
-{
-	WIN("MPI_Win_get_errhandler");
-	return PMPI_Comm_get_errhandler(w->comm->handle, eh);
 }
 
 /* ---- synchronisation: an operation on this node is complete when its call returns, so

@@ -96,6 +96,7 @@ struct mpii_comm {
 	struct mpii_group *grp;  /* local group */
 	struct mpii_group *rgrp; /* remote group of an intercommunicator */
 	int errh;
+	MPI_Win win; /* the window whose private communicator this is: errors name it */
 	struct mpii_attr *attrs;
 	char name[MPI_MAX_OBJECT_NAME];
 	int topo;  /* MPI_CART, MPI_GRAPH, or 0 */
@@ -151,6 +152,8 @@ struct lk_request {
 	int kind, mode;
 	volatile int done;
 	int persistent, active, freed, cancelled, bsend;
+	int pinned; /* a remote get's result record points here: freeing waits for it (mpi_rmam.c)
+	             */
 	MPI_Status st;
 	/* arguments */
 	void *buf;
@@ -254,6 +257,8 @@ int mpii_attr_copy_comm(struct mpii_comm *from, struct mpii_comm *to);
 /* Delete every attribute of a comm / type (runs delete callbacks). */
 void mpii_attr_clear_comm(struct mpii_comm *c);
 void mpii_attr_clear_type(struct mpii_dtype *d);
+struct mpii_win;
+void mpii_attr_clear_win(struct mpii_win *w);
 int mpii_attr_copy_type(struct mpii_dtype *from, struct mpii_dtype *to);
 void mpii_attr_fini(void);
 
@@ -346,6 +351,11 @@ int mpii_inbc_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, vo
                          struct mpii_comm *ic, MPI_Request *req, const char *fn);
 int mpii_inbc_alltoall(const struct mpii_a2a *a, struct mpii_comm *ic, MPI_Request *req,
                        const char *fn);
+/* Reduce_scatter (rcounts per local rank) or reduce_scatter_block (rcounts NULL, rcount each):
+ * each group gets the reduction of the other group's vectors, scattered. */
+int mpii_inbc_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                             struct mpii_dtype *d, MPI_Op op, struct mpii_comm *ic,
+                             MPI_Request *req, const char *fn);
 
 /* ---- one-sided communication (mpi_win.c, mpi_rma.c) ----
  * On each node a control segment (POSIX shm) holds one lock line per rank; window memory from
@@ -397,9 +407,18 @@ struct mpii_win {
 	struct mpii_wreg *att; /* MPI_Win_create_dynamic: memory attached here */
 	int natt, catt;
 	char name[MPI_MAX_OBJECT_NAME];
+	struct mpii_attr *attrs;
+	/* MPI_Win_set_info hints, as last set (none changes what this library does: each only
+	 * allows it to do less, which it never needs to) */
+	char no_locks[8], acc_order[32], acc_ops[16], same_size[8], same_disp[8], noncontig[8];
 };
 /* Window for handle, or NULL. */
 struct mpii_win *mpii_win(MPI_Win h);
+/* Take the info keys a window knows from info (MPI_INFO_NULL: none), after resetting every one
+ * to its default if reset (mpi_winfo.c). */
+void mpii_win_hints(struct mpii_win *w, MPI_Info info, int reset);
+/* Whether key is a predefined window attribute; if so its value is stored at *(void **)val. */
+int mpii_win_predefined(struct mpii_win *w, int key, void *val);
 /* Whether [addr, addr + len) lies in memory attached to dynamic window w (under the transport
  * lock when the progress thread runs). */
 int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len);

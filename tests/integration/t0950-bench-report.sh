@@ -1,7 +1,7 @@
 #!/bin/bash
 # t0950: bench/report --reuse on saved bench outputs (tests/fixtures/bench-report: the stdout and
 # run facts of a real `bench/report --quick` run): the targets table has a row per target of
-# issue 16, each verdict agrees with its ratio and want, the plots are drawn, and a second run on
+# issue 16 and of issue 13 (one-sided, bench/rma), each verdict agrees with its ratio and want, the plots are drawn, and a second run on
 # a copy where lamkit got slower flags the regression (> 15 %) and the missed target.
 # timeout: 60
 . "$(dirname "$0")/../lib/common.sh"
@@ -42,6 +42,28 @@ like "$targets" "^\| 3 \| Allreduce, Bcast, Reduce, Allgather, Alltoall, Barrier
 like "$(cat "$P")" "## Collectives across two nodes, one rank on each" "and a table of them"
 like "$targets" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(worst: [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"windowed streams both ways: measured (bench/streams)"
+# issue 13's one-sided rows (bench/rma): latency against the better peer, bandwidth as MB/s
+# derived from the 1 MiB times, the Iallreduce overlap against MPICH; verdicts agree
+t13=$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t && /^\| #13 /' "$P")
+is "$(printf '%s\n' "$t13" | grep -c .)" 7 "7 rows for issue 13 (bench/rma)"
+like "$t13" "^\| #13 \| one-sided put 8 B, lock \+ flush, µs \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
+	"put 8 B lock/flush latency measured"
+like "$t13" "^\| #13 \| one-sided get 8 B, fence, µs \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| " "get 8 B fence latency measured"
+like "$t13" "^\| #13 \| one-sided put 1 MiB, lock \+ flush: bandwidth, MB/s \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| " \
+	"put 1 MiB bandwidth measured"
+like "$t13" "^\| #13 \| Iallreduce 64 KiB overlapped with compute, µs per round vs MPICH \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| " \
+	"Iallreduce overlap against MPICH measured"
+bad=$(printf '%s\n' "$t13" | awk -F ' *\\| *' '{
+	r = $6; w = $7; v = $8
+	x = w; sub(/^[^0-9]*/, "", x); x += 0; up = (w ~ /^≥/)
+	want = (up ? r + 0 >= x : r + 0 <= x) ? "met" : "**MISSED**"
+	if (v != want) print "verdict " v " but want " want ": " $0
+	q = sprintf("%.2f", $4 / $5); if (q != r) print "ratio " r " is not " $4 "/" $5 ": " $0 }')
+is "$bad" "" "issue 13: every verdict agrees with its ratio, every ratio with its figures"
+mb=$(awk '$1 == "put_flush" && $2 == 1048576 { for (i = 3; i <= NF; i++) if (h[i] == "lamkit@lamkit") printf "%.1f", 1048576 / $i }
+	$1 == "us/op:op" { for (i = 2; i <= NF; i++) h[i + 1] = $i }' "$F/rma.txt")
+like "$t13" "^\| #13 \| one-sided put 1 MiB, lock \+ flush: bandwidth, MB/s \| $mb \|" "bandwidth is 1 MiB over lamkit's 1 MiB put time ($mb MB/s)"
+like "$(cat "$P")" "## One-sided communication and overlap, 2 ranks on one host \(bench/rma\)" "and a table of bench/rma's figures"
 like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
 like "$(cat "$P")" "^\| binary \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" \
 	"output forwarding shows wall and CPU time side by side"

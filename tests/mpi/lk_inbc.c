@@ -92,6 +92,48 @@ static void test_gather_scatter(void)
 	free(g1), free(g2), free(ag1), free(ag2), free(t1), free(t2), free(src);
 }
 
+/* Each group gets the sum of the other group's 12-element vectors, scattered over its ranks in
+ * uneven blocks (reduce_scatter) and in even ones (reduce_scatter_block); both as computed here
+ * and as the blocking calls give it. 12 splits evenly over groups of 1, 2, 3, 4 or 6. */
+#define T 12
+static void test_reduce_scatter(void)
+{
+	int s[T], want[T], counts[T] = {0}, r1[T], r2[T], b1[T], b2[T], off = 0, blk = T / lsize;
+	MPI_Request rq[2];
+
+	for (int i = 0; i < T; i++) {
+		s[i] = lk_rank * 100 + i;
+		want[i] = 0;
+		for (int r = 1 - color; r < lk_size; r += 2)
+			want[i] += r * 100 + i;
+	}
+	for (int l = 0; l < lsize; l++)
+		counts[l] = blk;
+	if (lsize > 1) /* uneven: one more for the first, one less for the last */
+		counts[0]++, counts[lsize - 1]--;
+	for (int l = 0; l < lrank; l++)
+		off += counts[l];
+	memset(r1, -1, sizeof(r1)), memset(r2, -1, sizeof(r2));
+	memset(b1, -1, sizeof(b1)), memset(b2, -1, sizeof(b2));
+	MPI_Ireduce_scatter(s, r1, counts, MPI_INT, MPI_SUM, ic, &rq[0]);
+	MPI_Ireduce_scatter_block(s, b1, blk, MPI_INT, MPI_SUM, ic, &rq[1]);
+	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+	MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+	MPI_Reduce_scatter(s, r2, counts, MPI_INT, MPI_SUM, ic);
+	MPI_Reduce_scatter_block(s, b2, blk, MPI_INT, MPI_SUM, ic);
+	for (int i = 0; i < T; i++) {
+		int in = i < counts[lrank], bin = i < blk;
+		LK_CHECK(r1[i] == (in ? want[off + i] : -1), "Ireduce_scatter [%d]=%d want %d", i,
+		         r1[i], in ? want[off + i] : -1);
+		LK_CHECK(r1[i] == r2[i], "Ireduce_scatter [%d]=%d, blocking %d", i, r1[i], r2[i]);
+		LK_CHECK(b1[i] == (bin ? want[lrank * blk + i] : -1),
+		         "Ireduce_scatter_block [%d]=%d want %d", i, b1[i],
+		         bin ? want[lrank * blk + i] : -1);
+		LK_CHECK(b1[i] == b2[i], "Ireduce_scatter_block [%d]=%d, blocking %d", i, b1[i],
+		         b2[i]);
+	}
+}
+
 static void test_barrier_refused(void)
 {
 	MPI_Request rq;
@@ -127,6 +169,8 @@ int main(int argc, char **argv)
 	MPI_Comm_remote_size(ic, &rsize);
 	test_bcast_reduce();
 	test_gather_scatter();
+	if (T % lsize == 0)
+		test_reduce_scatter();
 	test_barrier_refused();
 	MPI_Comm_free(&ic);
 	MPI_Comm_free(&local);

@@ -1,5 +1,6 @@
 /* tests/mpi/lk_rma.c: one-sided communication: every window flavour, fence, PSCW, locks, atomics,
  * derived target types, and passive-target progress while the target computes. */
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -300,6 +301,118 @@ static void test_shared(void)
 	MPI_Comm_free(&node);
 }
 
+static int deleted, eh_calls, eh_class;
+static MPI_Win eh_win = MPI_WIN_NULL;
+
+static int del_cb(MPI_Win w, int key, void *val, void *extra)
+{
+	(void)key;
+	deleted += (int)(intptr_t)val;
+	*(MPI_Win *)extra = w;
+	return MPI_SUCCESS;
+}
+
+static void win_eh(MPI_Win *w, int *code, ...)
+{
+	MPI_Error_class(*code, &eh_class);
+	eh_calls++;
+	eh_win = *w;
+}
+
+static void info_is(MPI_Win win, const char *key, const char *want)
+{
+	MPI_Info info;
+	char v[MPI_MAX_INFO_VAL + 1] = "";
+	int flag = 0;
+
+	MPI_Win_get_info(win, &info);
+	MPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag);
+	MPI_Info_free(&info);
+	if (want)
+		LK_CHECK(flag && strcmp(v, want) == 0, "win info %s: '%s' (set %d), want '%s'", key,
+		         v, flag, want);
+	else
+		LK_CHECK(!flag, "win info %s reported ('%s'), should be ignored", key, v);
+}
+
+/* A window's attributes (delete callbacks on replace, delete and MPI_Win_free), error handler
+ * (its own, MPI_ERRORS_ARE_FATAL until set, whatever its communicator has; given the window),
+ * info hints (reported as set, unknown keys ignored) and name; MPI_Aint arithmetic. */
+static void test_win_objects(void)
+{
+	MPI_Win win, seen = MPI_WIN_NULL;
+	MPI_Info info;
+	MPI_Errhandler eh, got;
+	MPI_Aint a0, a3;
+	int key, flag, len, *buf, x = 1, rc, cls = -1, arr[4];
+	void *val;
+	char name[MPI_MAX_OBJECT_NAME];
+
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "no_locks", "true");
+	MPI_Info_set(info, "lk_unknown_key", "1");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Win_allocate((MPI_Aint)sizeof(int) * 4, sizeof(int), info, MPI_COMM_WORLD, &buf, &win);
+	MPI_Info_free(&info);
+	MPI_Win_get_errhandler(win, &got);
+	LK_CHECK(got == MPI_ERRORS_ARE_FATAL, "a new window's handler is not MPI_ERRORS_ARE_FATAL");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+	MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, del_cb, &key, &seen);
+	MPI_Win_set_attr(win, key, (void *)1);
+	MPI_Win_set_attr(win, key, (void *)10);
+	MPI_Win_get_attr(win, key, &val, &flag);
+	LK_CHECK(flag && val == (void *)10, "win attribute read back: flag %d", flag);
+	LK_CHECK(deleted == 1 && seen == win, "replacing an attribute deletes the old (%d)",
+	         deleted);
+	MPI_Win_delete_attr(win, key);
+	MPI_Win_get_attr(win, key, &val, &flag);
+	LK_CHECK(!flag && deleted == 11, "MPI_Win_delete_attr: flag %d deleted %d", flag, deleted);
+	MPI_Win_set_attr(win, key, (void *)100);
+
+	MPI_Win_create_errhandler(win_eh, &eh);
+	MPI_Win_set_errhandler(win, eh);
+	MPI_Errhandler_free(&eh);
+	MPI_Win_call_errhandler(win, MPI_ERR_OTHER);
+	LK_CHECK(eh_calls == 1 && eh_class == MPI_ERR_OTHER && eh_win == win,
+	         "MPI_Win_call_errhandler: %d calls, class %d", eh_calls, eh_class);
+	MPI_Win_fence(0, win);
+	rc = MPI_Put(&x, 1, MPI_INT, lk_size, 0, 1, MPI_INT, win); /* no such rank */
+	MPI_Win_fence(0, win);
+	MPI_Error_class(rc, &cls);
+	LK_CHECK(eh_calls == 2 && eh_class == MPI_ERR_RANK && eh_win == win && cls == MPI_ERR_RANK,
+	         "put to a bad rank: handler calls %d class %d, returned class %d", eh_calls,
+	         eh_class, cls);
+
+	info_is(win, "no_locks", "true");
+	info_is(win, "accumulate_ordering", "rar,raw,war,waw");
+	info_is(win, "lk_unknown_key", NULL);
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "accumulate_ordering", "none");
+	MPI_Info_set(info, "same_disp_unit", "true");
+	MPI_Win_set_info(win, info);
+	MPI_Info_free(&info);
+	info_is(win, "accumulate_ordering", "none");
+	info_is(win, "same_disp_unit", "true");
+
+	MPI_Win_get_name(win, name, &len);
+	LK_CHECK(len == 0, "unnamed window's name '%s'", name);
+	MPI_Win_set_name(win, "lk-win");
+	MPI_Win_get_name(win, name, &len);
+	LK_CHECK(len == 6 && strcmp(name, "lk-win") == 0, "window name '%s'", name);
+
+	MPI_Win_free(&win);
+	LK_CHECK(deleted == 111, "MPI_Win_free runs the delete callback (%d)", deleted);
+	MPI_Win_free_keyval(&key);
+	LK_CHECK(key == MPI_KEYVAL_INVALID, "MPI_Win_free_keyval resets the key");
+
+	MPI_Get_address(&arr[0], &a0);
+	MPI_Get_address(&arr[3], &a3);
+	LK_CHECK(MPI_Aint_diff(a3, a0) == (MPI_Aint)(3 * sizeof(int)) &&
+	             MPI_Aint_add(a0, (MPI_Aint)(3 * sizeof(int))) == a3,
+	         "MPI_Aint_add / MPI_Aint_diff");
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Win win;
@@ -331,6 +444,7 @@ int main(int argc, char **argv)
 #endif
 	MPI_Win_free(&win);
 	test_shared();
+	test_win_objects();
 	free(mem);
 	return lk_finish();
 }

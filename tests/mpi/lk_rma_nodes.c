@@ -101,9 +101,29 @@ static void test_requests(MPI_Win win, int *mem)
 	LK_CHECK(old >= 0 && old % 7 == 0 && old < 7 * lk_size, "Rget_accumulate old %d", old);
 	MPI_Win_flush_local(t, win);
 	MPI_Win_unlock(t, win);
+#ifdef LAMKIT_MPI /* MPICH 4.0 refuses MPI_Request_free on RMA requests ("invalid (kind=12)") */
+	/* requests freed before their results arrive: the operations still complete at the
+	 * unlock, and the requests go away (the asan build would report one left behind) */
+	got[1] = got[2] = -1;
+	MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+	MPI_Rget(&got[1], 1, MPI_INT, t, 0, 1, MPI_INT, win, &rq[0]);
+	MPI_Rget_accumulate(&x, 1, MPI_INT, &got[2], 1, MPI_INT, t, 0, 1, MPI_INT, MPI_NO_OP, win,
+	                    &rq[1]);
+	MPI_Rput(&x, 1, MPI_INT, t, 3 + lk_rank % 4, 1, MPI_INT, win, &rq[2]);
+	MPI_Raccumulate(&x, 1, MPI_INT, t, 1, 1, MPI_INT, MPI_SUM, win, &rq[3]);
+	for (int i = 0; i < 4; i++)
+		MPI_Request_free(&rq[i]);
+	MPI_Win_unlock(t, win);
+	LK_CHECK(got[1] == 100 && got[2] == 100, "freed Rget / Rget_accumulate got %d, %d", got[1],
+	         got[2]);
+#else
+	MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+	MPI_Accumulate(&x, 1, MPI_INT, t, 1, 1, MPI_INT, MPI_SUM, win);
+	MPI_Win_unlock(t, win);
+#endif
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (lk_rank == t) {
-		LK_CHECK(mem[1] == 7 * lk_size, "Raccumulate total %d", mem[1]);
+		LK_CHECK(mem[1] == 14 * lk_size, "Raccumulate total %d", mem[1]);
 		LK_CHECK(mem[2] == 7 * lk_size, "Rget_accumulate total %d", mem[2]);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
