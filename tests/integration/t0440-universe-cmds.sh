@@ -85,7 +85,9 @@ is "$(printf '%s\n' "$out" | grep -cE ' [0-9]+\.[0-9] +(-|init) ')" 12 \
 # kill: job B only
 out=$(lk kill "$B" TERM 2>&1); rc=$?
 is "$rc" 0 "kill B TERM"
-like "$out" "signal 15 sent to 4 rank\(s\) of job $B on 4 node\(s\)" "to its 4 ranks"
+# Normally all 4; a node whose link is not up after half of kill's timeout (ASan under load) gets
+# the signal late, when the job's teardown has already ended its rank, and counts none there.
+like "$out" "signal 15 sent to [34] rank\(s\) of job $B on [34] node\(s\)" "to its ranks (4, or 3 with a late link)"
 wait $jb; rc=$?
 exec 9>&-
 is "$rc" 143 "job B's mpiexec exits 128+15"
