@@ -84,6 +84,16 @@ static int root_ok(const struct mpii_comm *ic, int root)
 	return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < ic->rgrp->size);
 }
 
+int mpii_inter_uloc(const struct mpii_comm *ic, int l)
+{
+	return uloc(ic, l);
+}
+
+int mpii_inter_urem(const struct mpii_comm *ic, int r)
+{
+	return urem(ic, r);
+}
+
 int mpii_inter_barrier(struct mpii_comm *ic)
 {
 	UNION(u, ic);

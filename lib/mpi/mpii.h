@@ -506,6 +506,9 @@ int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dt
 int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                               struct mpii_dtype *d, MPI_Op op, struct mpii_comm *ic);
 /* Gather(v) (rcounts NULL: rcount each) and scatter(v) likewise. */
+/* Union rank of local rank l / of remote rank r of intercommunicator ic. */
+int mpii_inter_uloc(const struct mpii_comm *ic, int l);
+int mpii_inter_urem(const struct mpii_comm *ic, int r);
 int mpii_inter_gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
                        const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
                        int root, struct mpii_comm *ic);
