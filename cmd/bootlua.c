@@ -118,6 +118,37 @@ static long long sha256_file(const char *path, char *sum)
 	return n < 0 ? -1 : size;
 }
 
+/* opts.self_sha256 / opts.self_size, computed the first time something asks (fetch, when boot
+ * finds or ships its binary): hashing the 5 MB binary took ~20 ms of every boot before it
+ * started anything, and a schema naming its program never needs it. */
+static int l_opts_index(lua_State *L)
+{
+	const char *k = lua_tostring(L, 2);
+	char sum[crypto_hash_sha256_BYTES * 2 + 1];
+	long long size;
+
+	if (!k || (strcmp(k, "self_sha256") && strcmp(k, "self_size")))
+		return 0;
+	lua_pushvalue(L, lua_upvalueindex(1)); /* done once: a failure stays nil */
+	if (lua_toboolean(L, -1))
+		return 0;
+	lua_pop(L, 1);
+	lua_pushboolean(L, 1);
+	lua_replace(L, lua_upvalueindex(1));
+	lua_getfield(L, 1, "self");
+	size = lua_isstring(L, -1) ? sha256_file(lua_tostring(L, -1), sum) : -1;
+	lua_pop(L, 1);
+	if (size <= 0)
+		return 0;
+	lua_pushvalue(L, 1);
+	set_str(L, "self_sha256", sum);
+	set_int(L, "self_size", size);
+	lua_pop(L, 1);
+	lua_pushvalue(L, 2);
+	lua_rawget(L, 1);
+	return 1;
+}
+
 static int l_tp_check(lua_State *L)
 {
 	char why[300];
@@ -181,13 +212,12 @@ int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_
 	set_int(L, "verbose", q->verbose);
 	set_str(L, "build", cmd_build_id());
 	if (self[0]) {
-		char sum[crypto_hash_sha256_BYTES * 2 + 1];
-		long long size = sha256_file(self, sum);
 		set_str(L, "self", self);
-		if (size > 0) {
-			set_str(L, "self_sha256", sum);
-			set_int(L, "self_size", size);
-		}
+		lua_newtable(L); /* the metatable: self_sha256 and self_size on first use */
+		lua_pushboolean(L, 0);
+		lua_pushcclosure(L, l_opts_index, 1);
+		lua_setfield(L, -2, "__index");
+		lua_setmetatable(L, -2);
 	}
 	if (etc[0])
 		set_str(L, "install_etc", etc);

@@ -87,6 +87,18 @@ static int gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rb
 	return rc;
 }
 
+int mpii_gather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
+                struct mpii_dtype *rd, int root, struct mpii_comm *c)
+{
+	if (c->rank == root && !rbuf) { /* the root could not allocate: consume and drop */
+		for (int i = 0; i < c->size; i++)
+			if (i != root)
+				mpii_recv(NULL, 0, rd, i, T_GATHER, c, 1, NULL);
+		return MPI_ERR_NO_MEM;
+	}
+	return gatherv(sbuf, scount, sd, rbuf, NULL, NULL, rcount, rd, root, c);
+}
+
 static int scatterv(const void *sbuf, const int *scounts, const int *displs, int scount,
                     struct mpii_dtype *sd, void *rbuf, int rcount, struct mpii_dtype *rd, int root,
                     struct mpii_comm *c)

@@ -150,6 +150,11 @@ int mpii_ctx_mask(struct mpii_comm *c, uint64_t *mask)
 	return mpii_allreduce(ctx_free, mask, NCTX_WORDS, mpii_dt(MPI_UINT64_T), MPI_BAND, c);
 }
 
+void mpii_ctx_mine(uint64_t *mask)
+{
+	memcpy(mask, ctx_free, sizeof(ctx_free));
+}
+
 uint32_t mpii_ctx_lowest(const uint64_t *mask)
 {
 	return lowest(mask);

@@ -270,53 +270,109 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 	return rc;
 }
 
-/* The members' side of accept/connect: every card of c at the root, the ids free on c; the root
- * runs its half (fn); the outcome goes to everyone, who build the intercommunicator. */
+/* What each member gives its root: the context ids free on it and its card. */
+struct member {
+	uint64_t mask[MPII_NCTX_WORDS];
+	char card[CARD];
+};
+
+/* One fan-in to the root (the other members send once and go on): the ids free on every member
+ * (ANDed) and the members' cards, which only the root needs. MPI code; *cards is the root's. */
+static int members_at_root(struct mpii_comm *c, int root, uint64_t *mask, char **cards)
+{
+	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+	struct member me, *all = NULL;
+	int rc = MPI_SUCCESS;
+
+	*cards = NULL;
+	memset(&me, 0, sizeof me);
+	mpii_ctx_mine(me.mask);
+	if (dyn_card(me.card, sizeof me.card) < 0)
+		me.card[0] = '\0';
+	if (c->rank != root)
+		return mpii_gather(&me, (int)sizeof me, b, NULL, 0, b, root, c);
+	all = malloc(sizeof(*all) * (size_t)c->size);
+	*cards = malloc((size_t)c->size * CARD + 1);
+	if (!all || !*cards) {
+		free(all);
+		free(*cards);
+		*cards = NULL;
+		return mpii_gather(&me, (int)sizeof me, b, NULL, 0, b, root, c);
+	}
+	rc = mpii_gather(&me, (int)sizeof me, b, all, (int)sizeof me, b, root, c);
+	memcpy(mask, all[0].mask, sizeof all[0].mask);
+	for (int i = 0; i < c->size; i++) {
+		for (int w = 0; w < MPII_NCTX_WORDS; w++)
+			mask[w] &= all[i].mask[w];
+		memcpy(*cards + (size_t)i * CARD, all[i].card, CARD);
+	}
+	free(all);
+	return rc;
+}
+
+/* The outcome a root broadcasts to its group: remote size, context id (or -code) and the first
+ * remote cards, so that a small remote group (a spawning parent) costs one broadcast. */
+#define INLINE_CARDS 4
+struct result {
+	int32_t n, id;
+	char cards[INLINE_CARDS * CARD];
+};
+
+/* The members' side of accept/connect: every card of c and the ids free on it at the root; the
+ * root runs its half; the outcome goes to everyone, who build the intercommunicator. */
 static int handshake(const char *port, int root, struct mpii_comm *c, int acceptor, MPI_Comm *out)
 {
 	uint64_t mask[MPII_NCTX_WORDS];
 	char *cards = NULL;
 	struct outcome o = {0, 0, NULL};
-	int rc, res[2], *rw = NULL;
+	struct result res;
+	int rc, nin, *rw = NULL;
 	struct mpii_group *rg;
 
 	*out = MPI_COMM_NULL;
-	rc = mpii_cards(c, &cards);
-	if (rc == MPI_SUCCESS)
-		rc = mpii_ctx_mask(c, mask);
-	if (rc != MPI_SUCCESS) {
-		free(cards);
-		return rc;
-	}
+	memset(&res, 0, sizeof res);
+	rc = members_at_root(c, root, mask, &cards);
 	if (c->rank == root) {
-		rc = acceptor ? accept_root(port, cards, c->size, mask, &o)
-		              : connect_root(port, cards, c->size, mask, &o);
-		res[0] = o.n;
-		res[1] = rc != MPI_SUCCESS ? -rc : o.id;
+		if (rc == MPI_SUCCESS)
+			rc = acceptor ? accept_root(port, cards, c->size, mask, &o)
+			              : connect_root(port, cards, c->size, mask, &o);
+		res.n = o.n;
+		res.id = rc != MPI_SUCCESS ? -rc : o.id;
+		if (res.id > 0)
+			memcpy(res.cards, o.cards,
+			       (size_t)(o.n < INLINE_CARDS ? o.n : INLINE_CARDS) * CARD);
+		rc = MPI_SUCCESS; /* the outcome tells the group */
 	}
 	free(cards);
-	rc = mpii_bcast(res, 2, mpii_dt(MPI_INT), root, c);
-	if (rc == MPI_SUCCESS && res[1] <= 0)
-		rc = -res[1];
-	if (rc == MPI_SUCCESS && c->rank != root && !(o.cards = malloc((size_t)res[0] * CARD + 1)))
+	/* a member whose own part failed still relays the outcome (others may hang off it) */
+	int bc = mpii_bcast(&res, (int)sizeof res, mpii_dt(MPI_BYTE), root, c);
+	if (rc == MPI_SUCCESS)
+		rc = bc;
+	if (rc == MPI_SUCCESS && res.id <= 0)
+		rc = -res.id;
+	nin = res.n < INLINE_CARDS ? res.n : INLINE_CARDS;
+	if (rc == MPI_SUCCESS && c->rank != root && !(o.cards = malloc((size_t)res.n * CARD + 1)))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS && c->rank != root)
+		memcpy(o.cards, res.cards, (size_t)nin * CARD);
+	if (rc == MPI_SUCCESS && res.n > nin)
+		rc = mpii_bcast(o.cards + (size_t)nin * CARD, (res.n - nin) * CARD,
+		                mpii_dt(MPI_CHAR), root, c);
+	if (rc == MPI_SUCCESS && !(rw = malloc(sizeof(int) * (size_t)(res.n + 1))))
 		rc = MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS)
-		rc = mpii_bcast(o.cards, res[0] * CARD, mpii_dt(MPI_CHAR), root, c);
-	if (rc == MPI_SUCCESS && !(rw = malloc(sizeof(int) * (size_t)(res[0] + 1))))
-		rc = MPI_ERR_NO_MEM;
-	if (rc == MPI_SUCCESS)
-		rc = mpii_cards_world(o.cards, res[0], rw);
+		rc = mpii_cards_world(o.cards, res.n, rw);
 	free(o.cards);
 	if (rc != MPI_SUCCESS) {
 		free(rw);
 		return rc;
 	}
-	mpii_ctx_claim((uint32_t)res[1]);
-	rg = mpii_group_new(res[0], rw);
+	mpii_ctx_claim((uint32_t)res.id);
+	rg = mpii_group_new(res.n, rw);
 	if (!rg)
 		return MPI_ERR_NO_MEM;
 	c->grp->refs++;
-	rc = mpii_comm_finish(c, c->grp, rg, (uint32_t)res[1] * 2, out, NULL);
+	rc = mpii_comm_finish(c, c->grp, rg, (uint32_t)res.id * 2, out, NULL);
 	if (rc == MPI_SUCCESS)
 		mpii_comm(*out)->order = acceptor ? 1 : 2;
 	return rc;

@@ -84,10 +84,42 @@ static int root_ok(const struct mpii_comm *ic, int root)
 	return root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < ic->rgrp->size);
 }
 
+int mpii_inter_uloc(const struct mpii_comm *ic, int l)
+{
+	return uloc(ic, l);
+}
+
+int mpii_inter_urem(const struct mpii_comm *ic, int r)
+{
+	return urem(ic, r);
+}
+
+/* In along a binomial tree of the local group to its leader, the leaders swap a message, out
+ * along the same tree: 2 log2(n) steps inside each group and one message each way between them,
+ * which is all that crosses between two jobs (a barrier over the union would make log2 of both
+ * sizes of such crossings, each a new connection the first time). */
 int mpii_inter_barrier(struct mpii_comm *ic)
 {
+	struct mpii_dtype *b = mpii_dt(MPI_BYTE);
+	int nl = ic->grp->size, l = ic->rank, top = 1, rc = MPI_SUCCESS;
+
 	UNION(u, ic);
-	return mpii_barrier(u);
+	while (top < nl && !(l & top)) /* the lowest set bit of l: l's parent is l - top */
+		top <<= 1;
+	for (int m = 1; m < top && rc == MPI_SUCCESS; m <<= 1)
+		if (l + m < nl)
+			rc = mpii_recv(NULL, 0, b, uloc(ic, l + m), T_IBARRIER, u, 1, NULL);
+	if (rc == MPI_SUCCESS && l)
+		rc = mpii_send(NULL, 0, b, uloc(ic, l - top), T_IBARRIER, u, 1, MODE_STD);
+	if (rc == MPI_SUCCESS && l)
+		rc = mpii_recv(NULL, 0, b, uloc(ic, l - top), T_IBARRIER, u, 1, NULL);
+	if (rc == MPI_SUCCESS && !l)
+		rc = mpii_sendrecv(NULL, 0, b, urem(ic, 0), NULL, 0, b, urem(ic, 0), T_IBARRIER, u,
+		                   1, NULL);
+	for (int m = top >> 1; m > 0 && rc == MPI_SUCCESS; m >>= 1)
+		if (l + m < nl)
+			rc = mpii_send(NULL, 0, b, uloc(ic, l + m), T_IBARRIER, u, 1, MODE_STD);
+	return rc;
 }
 
 int mpii_inter_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *ic)

@@ -11,16 +11,10 @@
 
 #include "mpii.h"
 
-/* Union rank of remote rank r / of local rank l (the group holding the lower job rank first). */
-static int urem(const struct mpii_comm *ic, int r)
-{
-	return ic->grp->world[0] < ic->rgrp->world[0] ? ic->grp->size + r : r;
-}
-
-static int uloc(const struct mpii_comm *ic, int l)
-{
-	return ic->grp->world[0] < ic->rgrp->world[0] ? l : ic->rgrp->size + l;
-}
+/* Union ranks as the blocking collectives number them (mpi_inter.c; between two jobs the order
+ * the handshake gave, not their job ranks). */
+#define urem mpii_inter_urem
+#define uloc mpii_inter_uloc
 
 static int root_ok(const struct mpii_comm *ic, int root)
 {

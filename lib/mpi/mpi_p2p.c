@@ -230,9 +230,17 @@ static void progress(int wait)
 		n += mpii_nbc_progress();
 	if (n > 0)
 		idle = 0;
-	if (n != 0 || !mpii.yield)
+	if (n != 0)
 		return;
 	idle++;
+	if (!mpii.yield) {
+		/* this job does not oversubscribe the node, so spin; but after thousands of empty
+		 * polls in a wait (milliseconds), offer the CPU now and then: another job may share
+		 * the cores (a spawning parent waits while its children start beside it) */
+		if (wait && idle > 4096 && idle % 8 == 0)
+			sched_yield();
+		return;
+	}
 	if (wait && idle % 4 == 0)
 		nanosleep(&(struct timespec){0, 1000}, NULL);
 	else if (wait || idle % 64 == 0)

@@ -270,6 +270,11 @@ int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d
                    struct mpii_comm *c);
 int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
                    struct mpii_dtype *rd, struct mpii_comm *c);
+/* Linear gather to root (non-roots send once and are done); rbuf matters at the root only. A
+ * root that could not allocate passes rbuf NULL: the members' messages are taken and dropped,
+ * and the result is MPI_ERR_NO_MEM. */
+int mpii_gather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
+                struct mpii_dtype *rd, int root, struct mpii_comm *c);
 /* Allocate a new context id agreed over parent (collective). ctx or 0 on failure. */
 uint32_t mpii_ctx_alloc(struct mpii_comm *parent);
 void mpii_ctx_free(uint32_t ctx);
@@ -506,6 +511,9 @@ int mpii_inter_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dt
 int mpii_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                               struct mpii_dtype *d, MPI_Op op, struct mpii_comm *ic);
 /* Gather(v) (rcounts NULL: rcount each) and scatter(v) likewise. */
+/* Union rank of local rank l / of remote rank r of intercommunicator ic. */
+int mpii_inter_uloc(const struct mpii_comm *ic, int l);
+int mpii_inter_urem(const struct mpii_comm *ic, int r);
 int mpii_inter_gatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
                        const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
                        int root, struct mpii_comm *ic);
@@ -556,6 +564,8 @@ int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype 
 #define MPII_NCTX_WORDS 32 /* words of a context id mask */
 /* The context ids free on every member of c (an allreduce over c). MPI code. */
 int mpii_ctx_mask(struct mpii_comm *c, uint64_t *mask);
+/* This process's own free context ids (no communication): mpii_ctx_mask's contribution. */
+void mpii_ctx_mine(uint64_t *mask);
 /* Lowest id set in mask (0: none); take id on this process. */
 uint32_t mpii_ctx_lowest(const uint64_t *mask);
 void mpii_ctx_claim(uint32_t id);

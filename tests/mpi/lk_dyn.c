@@ -36,8 +36,8 @@
 static char *argv0;
 
 /* Talk over inter (either side): remote rank r gets 1000 * (my rank + 1) + r from each; then an
- * intercomm barrier, an allreduce (sum of the other group's ranks + 1), the merged comm's
- * allreduce. `low` orders the merge. */
+ * intercomm barrier, an allreduce (sum of the other group's ranks + 1), Ibcast/Iallreduce/Ibarrier,
+ * the merged comm's allreduce. `low` orders the merge and picks the Ibcast's root group. */
 static void talk(MPI_Comm inter, int low)
 {
 	int rsize, me, v, sum = 0, want = 0, msize, total;
@@ -60,6 +60,21 @@ static void talk(MPI_Comm inter, int low)
 	for (int r = 0; r < rsize; r++)
 		want += r + 1;
 	LK_CHECK(sum == want, "intercomm allreduce %d, want %d", sum, want);
+	/* the nonblocking ones number the union's ranks like the blocking ones (between jobs: the
+	 * handshake's order); the low side's rank 0 is the Ibcast root */
+	{
+		MPI_Request q[3];
+		MPI_Status st[3]; /* not MPI_STATUSES_IGNORE: gcc -Werror over MPICH's mpi.h */
+		int b = low ? 77 : -1, isum = 0;
+		v = me + 1;
+		MPI_Ibcast(&b, 1, MPI_INT, low ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter,
+		           &q[0]);
+		MPI_Iallreduce(&v, &isum, 1, MPI_INT, MPI_SUM, inter, &q[1]);
+		MPI_Ibarrier(inter, &q[2]);
+		MPI_Waitall(3, q, st);
+		LK_CHECK(b == 77, "intercomm Ibcast got %d, want 77", b);
+		LK_CHECK(isum == want, "intercomm Iallreduce %d, want %d", isum, want);
+	}
 	MPI_Intercomm_merge(inter, !low, &merged);
 	MPI_Comm_size(merged, &msize);
 	MPI_Comm_size(inter, &v);
