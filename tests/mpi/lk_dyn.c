@@ -145,6 +145,7 @@ static void xfer_with(MPI_Comm inter, int peer, int first, int from)
 {
 	unsigned char *s = malloc((size_t)(4 << 20)), *r = malloc((size_t)(4 << 20));
 	MPI_Request q[2];
+	MPI_Status st[2];
 
 	LK_CHECK(s && r, "out of memory");
 	for (int i = 0; s && r && i < XFER_N; i++) {
@@ -161,7 +162,7 @@ static void xfer_with(MPI_Comm inter, int peer, int first, int from)
 		memset(r, 0xee, (size_t)n);
 		MPI_Irecv(r, n, MPI_BYTE, peer, 40 + i, inter, &q[0]);
 		MPI_Isend(s, n, MPI_BYTE, peer, 40 + i, inter, &q[1]);
-		MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+		MPI_Waitall(2, q, st);
 		xfer_check(r, !from, n, "both ways");
 	}
 	free(s);
