@@ -313,7 +313,7 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 		return -1;
 	}
 	if (peer >= tp->cfg.size && tp->kind[peer] == TP_TCP && tp->slot[peer] >= 0)
-		tp_shmx_try_switch(tp, peer);
+		tp_shmx_try_switch(tp, peer, len);
 	tp->sent_frags[tp->kind[peer]]++;
 	tp->sent_bytes[tp->kind[peer]] += len;
 	switch (tp->kind[peer]) {

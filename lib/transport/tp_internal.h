@@ -105,15 +105,19 @@ int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused);
 /* This process's node token (16 hex digits: boot id, network and pid namespaces, /dev/shm,
  * user), or "" when something is unknown (then no shm with other jobs). */
 void tp_shmx_node(char *out, size_t len);
-/* The card of `peer` (another job) named this node and pid: map the pair segment (creating it
- * if the peer has not yet). 0 (also when the segment could not be made: the peer stays on tcp),
- * or -1 with errno (ENOMEM). */
+/* The card of `peer` (another job) named this node and pid: a pair segment may carry what the
+ * two exchange (mapped on the first send or receive). 0, or -1 with errno (ENOMEM). */
 int tp_shmx_add(tp_t *tp, int peer, uint64_t uid, long pid);
 /* Unmap every pair segment (unlinking names the peers never mapped) and free. Accepts NULL. */
 void tp_shmx_destroy(struct tp_shmx *x);
-/* Before a send to `peer` on tcp: switch to the ring when both sides mapped the segment and the
- * tcp queue to the peer is empty (sends SWITCH, sets kind[peer] to TP_SHM). */
-void tp_shmx_try_switch(tp_t *tp, int peer);
+/* Before a send of len bytes to `peer` on tcp: map the pair segment if not done yet; switch to
+ * the ring when both sides mapped it, the tcp queue to the peer is empty and the fragment fits a
+ * ring (sends SWITCH, sets kind[peer] to TP_SHM). When the segment cannot be made the peer stays
+ * on tcp. */
+void tp_shmx_try_switch(tp_t *tp, int peer, size_t len);
+/* A tcp frame came from `peer` (another job, with a card of this node): map the pair segment if
+ * not done yet, so that the peer can switch. */
+void tp_shmx_heard(tp_t *tp, int peer);
 /* A SWITCH frame (hlen TP_HDR_WIRE on tcp) from `peer`: poll its ring from now on. 0, or -1
  * (EPROTO: no pair segment mapped for it, with a line in tp->err). */
 int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr);
@@ -124,7 +128,8 @@ int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, cons
 int tp_shmx_poll(struct tp_shmx *x);
 /* Fragments queued for pair rings (0 for NULL). */
 int tp_shmx_busy(const struct tp_shmx *x);
-/* The limits of a peer with a pair segment (whatever path carries it now). 0, or -1 (none). */
+/* The limits of a peer of another job on this node (whatever path carries it now). 0, or -1
+ * (not such a peer). */
 int tp_shmx_limits(const tp_t *tp, int peer, size_t *eager, size_t *frag);
 /* Single-copy reads from a peer of another job on this node. */
 int tp_shmx_can_get(const tp_t *tp, int peer);
@@ -244,8 +249,12 @@ size_t tp_mp_max_held(const tp_t *tp, int peer);
 static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen,
                              const void *data, size_t len)
 {
-	if (peer >= tp->cfg.size && hlen == TP_HDR_WIRE) /* no layer-above header is this long */
-		return tp_shmx_switch_in(tp, peer, hdr);
+	if (peer >= tp->cfg.size) {
+		if (hlen == TP_HDR_WIRE) /* no header of the layer above is this long: SWITCH */
+			return tp_shmx_switch_in(tp, peer, hdr);
+		if (tp->slot[peer] >= 0)
+			tp_shmx_heard(tp, peer);
+	}
 	if (tp->kind[peer] == TP_MULTI)
 		return tp_mp_recv(tp, path, peer, hdr, hlen, data, len);
 	tp->cfg.ops.recv(tp->cfg.arg, peer, hdr, hlen, data, len);

@@ -14,23 +14,24 @@
 
 /*
  * doc/PROTOCOL-mpi-wire.md section 8.1. Two processes of different jobs whose cards carry the
- * same node token share one pair segment "/lkmpi-x<lo uid>-<hi uid>": a header line (u32
- * `attached`: bit 0 the lower uid mapped it, bit 1 the higher, bit 2 one of them left), then
- * ring 0 (lower -> higher) and ring 1 (higher -> lower), each a tp_ring of PAIR_RING bytes. Both
- * sides create-or-open it and ftruncate it to PAIR_SIZE when they learn the other's card
- * (tp_add_peer); a zeroed ring is an empty ring. The side that sets the second bit unlinks the
- * name. A sender switches its direction only once both bits are set (so the receiver has the
- * rings mapped and nothing it was sent depends on the name) and its tcp queue to the peer is
- * empty: it sends SWITCH as its last tcp frame, then writes to the ring. The receiver polls
- * that ring only from the SWITCH on, so each direction stays in order.
+ * same node token share one pair segment "/lkmpi-x<lo uid>-<hi uid>-<lo pid>-<hi pid>": a header
+ * line (u32 `attached`: bit 0 the lower uid mapped it, bit 1 the higher, bit 2 one of them left),
+ * then ring 0 (lower -> higher) and ring 1 (higher -> lower), each a tp_ring of PAIR_RING bytes.
+ * A side creates-or-opens it and sizes it to PAIR_SIZE when it first sends to or hears from a
+ * peer whose card it has (only pairs that talk cost memory); a zeroed ring is an empty ring.
+ * The side that sets the second bit unlinks the name. A sender switches its direction only once
+ * both bits are set (so the receiver has the rings mapped and nothing it was sent depends on
+ * the name) and its tcp queue to the peer is empty: it sends SWITCH as its last tcp frame, then
+ * writes to the ring. The receiver polls that ring only from the SWITCH on, so each direction
+ * stays in order.
  */
 
-#define PAIR_RING    (1u << 20) /* bytes of each ring */
-#define PAIR_HDR     4096       /* header page */
+#define PAIR_RING    (512u << 10) /* bytes of each ring */
+#define PAIR_HDR     4096         /* header page */
 #define PAIR_SIZE    (PAIR_HDR + 2 * (TP_RING_LINE + PAIR_RING))
-#define PAIR_EAGER   16384           /* as a node ring of 1 MiB */
+#define PAIR_EAGER   16384           /* as a node ring's */
 #define PAIR_FRAG    65536           /* advertised fragment size */
-#define PAIR_REC_MAX (PAIR_RING / 4) /* largest fragment accepted (tcp's) */
+#define PAIR_REC_MAX (PAIR_RING / 4) /* largest fragment accepted */
 #define SWITCH_MAGIC 0x6c6b7377u     /* "lksw" */
 #define BIT_LEFT     4u
 
@@ -39,7 +40,8 @@ struct pair {
 	pid_t pid;      /* from the card: single-copy reads */
 	uint32_t mybit; /* 1: this process has the lower uid, 2: the higher */
 	int out, in;    /* this direction switched; the peer's SWITCH arrived */
-	char name[48];
+	int tried;      /* the segment was made or opened (or that failed) */
+	char name[80];
 	char *regfile; /* $LAMKIT_SESSION_DIR/shm-<name>, while the name may exist */
 	char *base;    /* the mapped segment, NULL when it could not be made */
 	uint32_t *attached;
@@ -150,8 +152,10 @@ static int map_pair(struct pair *p)
 	fd = shm_open(p->name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto fail;
+	/* fallocate: a full /dev/shm says ENOSPC now (the pair stays on tcp), not SIGBUS later */
 	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || st.st_size > PAIR_SIZE ||
-	    (st.st_size != PAIR_SIZE && ftruncate(fd, PAIR_SIZE) < 0)) {
+	    (st.st_size != PAIR_SIZE && ftruncate(fd, PAIR_SIZE) < 0) ||
+	    (fallocate(fd, 0, 0, PAIR_SIZE) < 0 && errno != EOPNOTSUPP)) {
 		close(fd);
 		goto fail;
 	}
@@ -195,6 +199,8 @@ int tp_shmx_add(tp_t *tp, int peer, uint64_t uid, long pid)
 	struct tp_shmx *x = shmx_get(tp);
 	struct pair *p;
 	uint64_t lo = tp->uid < uid ? tp->uid : uid, hi = tp->uid < uid ? uid : tp->uid;
+	long me = (long)getpid(), lopid = tp->uid < uid ? me : pid,
+	     hipid = tp->uid < uid ? pid : me;
 
 	if (!x)
 		return -1;
@@ -216,11 +222,21 @@ int tp_shmx_add(tp_t *tp, int peer, uint64_t uid, long pid)
 	p->peer = peer;
 	p->pid = (pid_t)pid;
 	p->mybit = tp->uid < uid ? 1u : 2u;
-	snprintf(p->name, sizeof p->name, "/lkmpi-x%016" PRIx64 "-%016" PRIx64, lo, hi);
-	if (map_pair(p) == 0)
-		attach_pair(p);
+	/* both makers' pids end the name, as in every lkmpi- name: a leftover names its makers */
+	snprintf(p->name, sizeof p->name, "/lkmpi-x%016" PRIx64 "-%016" PRIx64 "-%ld-%ld", lo, hi,
+	         lopid, hipid);
 	tp->slot[peer] = x->np++;
 	return 0;
+}
+
+/* Map the pair segment the first time it is needed. */
+static void need_pair(struct pair *p)
+{
+	if (p->tried)
+		return;
+	p->tried = 1;
+	if (map_pair(p) == 0)
+		attach_pair(p);
 }
 
 void tp_shmx_destroy(struct tp_shmx *x)
@@ -258,15 +274,16 @@ static struct pair *pair_of(const tp_t *tp, int peer)
 	return s >= 0 ? &tp->shmx->p[s] : NULL;
 }
 
-void tp_shmx_try_switch(tp_t *tp, int peer)
+void tp_shmx_try_switch(tp_t *tp, int peer, size_t len)
 {
 	struct pair *p = pair_of(tp, peer);
 	unsigned char hdr[TP_HDR_WIRE] = {0};
 	uint32_t magic = SWITCH_MAGIC;
 
-	if (!p || p->out || !p->base || !tp->tcp)
+	if (!p || p->out || !tp->tcp || len > PAIR_REC_MAX) /* a fragment sized for tcp alone */
 		return;
-	if ((__atomic_load_n(p->attached, __ATOMIC_ACQUIRE) & 7u) != 3u)
+	need_pair(p);
+	if (!p->base || (__atomic_load_n(p->attached, __ATOMIC_ACQUIRE) & 7u) != 3u)
 		return;
 	/* earlier fragments still queued on tcp (maybe by reference): a ring write now could
 	 * report its message sent before them */
@@ -277,6 +294,14 @@ void tp_shmx_try_switch(tp_t *tp, int peer)
 		return; /* the peer is unreachable: the send after this one says so */
 	p->out = 1;
 	tp->kind[peer] = TP_SHM;
+}
+
+void tp_shmx_heard(tp_t *tp, int peer)
+{
+	struct pair *p = pair_of(tp, peer);
+
+	if (p)
+		need_pair(p);
 }
 
 int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr)
@@ -345,9 +370,7 @@ int tp_shmx_busy(const struct tp_shmx *x)
 
 int tp_shmx_limits(const tp_t *tp, int peer, size_t *eager, size_t *frag)
 {
-	const struct pair *p = pair_of(tp, peer);
-
-	if (!p || !p->base)
+	if (!pair_of(tp, peer))
 		return -1;
 	*eager = PAIR_EAGER;
 	*frag = PAIR_FRAG;
