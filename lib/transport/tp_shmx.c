@@ -150,28 +150,29 @@ static int map_pair(struct pair *p)
 
 	register_name(p);
 	fd = shm_open(p->name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto fail;
-	/* fallocate: a full /dev/shm says ENOSPC now (the pair stays on tcp), not SIGBUS later */
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || st.st_size > PAIR_SIZE ||
-	    (st.st_size != PAIR_SIZE && ftruncate(fd, PAIR_SIZE) < 0) ||
-	    (fallocate(fd, 0, 0, PAIR_SIZE) < 0 && errno != EOPNOTSUPP)) {
-		close(fd);
-		goto fail;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid())) {
+		close(fd); /* not ours: left alone */
+		fd = -1;
 	}
-	m = mmap(NULL, PAIR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd < 0) {
+		unregister_name(p);
+		return -1;
+	}
+	/* fallocate: a full /dev/shm says ENOSPC now (the pair stays on tcp), not SIGBUS later */
+	m = st.st_size > PAIR_SIZE || (st.st_size != PAIR_SIZE && ftruncate(fd, PAIR_SIZE) < 0) ||
+	            (fallocate(fd, 0, 0, PAIR_SIZE) < 0 && errno != EOPNOTSUPP)
+	        ? MAP_FAILED
+	        : mmap(NULL, PAIR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
-	if (m == MAP_FAILED)
-		goto fail;
+	if (m == MAP_FAILED) {
+		/* nothing was sent through it: the name would only be left behind */
+		shm_unlink(p->name);
+		unregister_name(p);
+		return -1;
+	}
 	p->base = m;
 	p->attached = (uint32_t *)m;
 	return 0;
-fail:
-	/* nothing of ours is in it: a segment we made here would only be left behind */
-	if (p->regfile)
-		shm_unlink(p->name);
-	unregister_name(p);
-	return -1;
 }
 
 #ifndef MADV_POPULATE_WRITE
