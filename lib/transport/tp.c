@@ -362,8 +362,12 @@ int tp_poll(tp_t *tp)
 		n += poll_self(tp);
 	if (tp->shm)
 		n += tp_shm_poll(tp->shm);
-	if (tp->shmx)
-		n += tp_shmx_poll(tp->shmx);
+	if (tp->shmx) {
+		int k = tp_shmx_poll(tp->shmx);
+		if (k < 0)
+			return -1;
+		n += k;
+	}
 	/* a path with nothing to do is looked at every 16th time, except that both paths of a
 	 * multipath peer always are: a fragment one of them holds back stalls the other's */
 	if (tp->tcp && (n == 0 || tp->mp || (++tp->polls & 15) == 0)) {

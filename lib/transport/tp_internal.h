@@ -124,7 +124,8 @@ int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr);
 /* Send on the ring of pair `slot` (tp->slot[peer]); same return convention as tp_send. */
 int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, const void *data,
                  size_t len, void *cookie);
-/* Drain the inbound rings that were switched (one record per call) and push queued fragments. */
+/* Drain the inbound rings that were switched (one record per call) and push queued fragments.
+ * Events handled, or -1 (EPIPE) when fragments wait for a peer that has ended. */
 int tp_shmx_poll(struct tp_shmx *x);
 /* Fragments queued for pair rings (0 for NULL). */
 int tp_shmx_busy(const struct tp_shmx *x);

@@ -323,6 +323,19 @@ int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr)
 	return 0;
 }
 
+/* The peer has left (tp_destroy) while fragments for it wait for room that will never come: as
+ * a write to a closed tcp connection, EPIPE with one line in tp_error. -1, or 0 when it has not. */
+static int check_left(struct tp_shmx *x, const struct pair *p)
+{
+	if (!(__atomic_load_n(p->attached, __ATOMIC_ACQUIRE) & BIT_LEFT))
+		return 0;
+	snprintf(x->tp->err, sizeof x->tp->err,
+	         "tp: rank %d: peer %d of another job has ended while messages to it wait",
+	         x->tp->cfg.rank, p->peer);
+	errno = EPIPE;
+	return -1;
+}
+
 int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, const void *data,
                  size_t len, void *cookie)
 {
@@ -336,6 +349,8 @@ int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, cons
 	}
 	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0)
 		return 0;
+	if (check_left(x, &x->p[slot]) < 0)
+		return -1;
 	ref = len > PAIR_EAGER;
 	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
 	if (!f)
@@ -360,6 +375,8 @@ int tp_shmx_poll(struct tp_shmx *x)
 		int w = tp_ring_flush(x->tp, &x->p[i].tx);
 		x->nqueued -= w;
 		n += w;
+		if (x->p[i].tx.q.head && check_left(x, &x->p[i]) < 0)
+			return -1;
 	}
 	return n;
 }

@@ -160,8 +160,19 @@ static void switch_order(void)
 		       !strcmp(dst, src),
 		   "tp_get reads the peer's memory");
 	}
-	tp_destroy(a, 1000);
+	/* b ends: once a's ring to it is full, a's sends fail as on a closed connection */
 	tp_destroy(b, 1000);
+	{
+		int rc = 0, i;
+		for (i = 0; i < 200 && rc == 0; i++)
+			rc = send_seq(a, pa, (uint32_t)i, 16000);
+		ok(rc == -1 && errno == EPIPE,
+		   "sends to an ended peer fail with EPIPE once its ring "
+		   "is full (after %d)",
+		   i);
+		ok(strstr(tp_error(a), "has ended") != NULL, "tp_error: %s", tp_error(a));
+	}
+	tp_destroy(a, 1000);
 	is_int(shm_names(), before, "nothing left in /dev/shm");
 }
 
