@@ -57,6 +57,7 @@ struct tp_shmx {
 	int next;
 	int nqueued;
 	int cma, refused;
+	int debug; /* LAMKIT_TP_DEBUG: a line for each segment mapped and each switch */
 };
 
 void tp_shmx_node(char *out, size_t len)
@@ -95,7 +96,7 @@ void tp_shmx_node(char *out, size_t len)
 
 static struct tp_shmx *shmx_get(tp_t *tp)
 {
-	const char *large = getenv("LAMKIT_SHM_LARGE");
+	const char *large = getenv("LAMKIT_SHM_LARGE"), *dbg = getenv("LAMKIT_TP_DEBUG");
 	struct tp_shmx *x = tp->shmx;
 
 	if (x)
@@ -106,6 +107,7 @@ static struct tp_shmx *shmx_get(tp_t *tp)
 	x->tp = tp;
 	x->refused = large && strcmp(large, "cma-refused") == 0;
 	x->cma = large && *large ? strcmp(large, "cma") == 0 || x->refused : 1;
+	x->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
 	tp->shmx = x;
 	return x;
 }
@@ -146,16 +148,19 @@ static int map_pair(struct pair *p)
 {
 	struct stat st;
 	void *m;
-	int fd;
+	int fd, e;
 
 	register_name(p);
 	fd = shm_open(p->name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_uid != geteuid())) {
 		close(fd); /* not ours: left alone */
 		fd = -1;
+		errno = EACCES;
 	}
 	if (fd < 0) {
+		e = errno;
 		unregister_name(p);
+		errno = e;
 		return -1;
 	}
 	/* fallocate: a full /dev/shm says ENOSPC now (the pair stays on tcp), not SIGBUS later */
@@ -166,8 +171,10 @@ static int map_pair(struct pair *p)
 	close(fd);
 	if (m == MAP_FAILED) {
 		/* nothing was sent through it: the name would only be left behind */
+		e = errno;
 		shm_unlink(p->name);
 		unregister_name(p);
+		errno = e;
 		return -1;
 	}
 	p->base = m;
@@ -231,12 +238,19 @@ int tp_shmx_add(tp_t *tp, int peer, uint64_t uid, long pid)
 }
 
 /* Map the pair segment the first time it is needed. */
-static void need_pair(struct pair *p)
+static void need_pair(const struct tp_shmx *x, struct pair *p)
 {
+	int rc;
+
 	if (p->tried)
 		return;
 	p->tried = 1;
-	if (map_pair(p) == 0)
+	rc = map_pair(p);
+	if (x->debug)
+		fprintf(stderr, "lamkit tp: rank %d: pair segment with peer %d (pid %ld): %s: %s\n",
+		        x->tp->cfg.rank, p->peer, (long)p->pid, p->name,
+		        rc == 0 ? "mapped" : strerror(errno));
+	if (rc == 0)
 		attach_pair(p);
 }
 
@@ -283,7 +297,7 @@ void tp_shmx_try_switch(tp_t *tp, int peer, size_t len)
 
 	if (!p || p->out || !tp->tcp || len > PAIR_REC_MAX) /* a fragment sized for tcp alone */
 		return;
-	need_pair(p);
+	need_pair(tp->shmx, p);
 	if (!p->base || (__atomic_load_n(p->attached, __ATOMIC_ACQUIRE) & 7u) != 3u)
 		return;
 	/* earlier fragments still queued on tcp (maybe by reference): a ring write now could
@@ -295,6 +309,9 @@ void tp_shmx_try_switch(tp_t *tp, int peer, size_t len)
 		return; /* the peer is unreachable: the send after this one says so */
 	p->out = 1;
 	tp->kind[peer] = TP_SHM;
+	if (tp->shmx->debug)
+		fprintf(stderr, "lamkit tp: rank %d -> peer %d: SWITCH, on the ring from now on\n",
+		        tp->cfg.rank, peer);
 }
 
 void tp_shmx_heard(tp_t *tp, int peer)
@@ -302,7 +319,7 @@ void tp_shmx_heard(tp_t *tp, int peer)
 	struct pair *p = pair_of(tp, peer);
 
 	if (p)
-		need_pair(p);
+		need_pair(tp->shmx, p);
 }
 
 int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr)
