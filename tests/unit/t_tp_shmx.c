@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "tp_pair.h"
@@ -214,6 +217,49 @@ static void tcp_only_and_bad_cards(void)
 	tp_destroy(b, 1000);
 }
 
+/* A process that dies after mapping a pair segment the peer never mapped leaves the name, and a
+ * record of it in $LAMKIT_SESSION_DIR that the agent (at the job's end) and `lamkit wipe` go by. */
+static void crash_leaves_a_record(void)
+{
+	char dir[] = "/tmp/t_tp_shmx.XXXXXX", cmd[256], rec[512] = "", name[128] = "";
+	int st = -1;
+	pid_t pid;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		static struct side sa, sb;
+		int me = 0;
+		char cb[TP_DYN_CARD_MAX];
+		setenv("LAMKIT_SESSION_DIR", dir, 1);
+		tp_t *a = make(&sa, "job-e", &me), *b = make(&sb, "job-f", &me);
+		if (!a || !b || tp_card(b, cb, sizeof cb) < 0)
+			_exit(1);
+		send_seq(a, tp_add_peer(a, cb), 0, 8); /* a maps; b never hears of it */
+		_exit(0);                              /* no tp_destroy: a crash */
+	}
+	waitpid(pid, &st, 0);
+	is_int(st, 0, "a process maps a pair segment and dies");
+	snprintf(cmd, sizeof cmd, "cat %s/shm-lkmpi-x* 2>/dev/null", dir);
+	if ((f = popen(cmd, "r"))) {
+		if (!fgets(rec, sizeof rec, f))
+			rec[0] = '\0';
+		pclose(f);
+	}
+	rec[strcspn(rec, "\n")] = '\0';
+	snprintf(name, sizeof name, "/dev/shm%s", rec);
+	ok(!strncmp(rec, "/lkmpi-x", 8) && access(name, F_OK) == 0,
+	   "its session directory records the segment it left: %s", rec);
+	if (rec[0] == '/')
+		shm_unlink(rec); /* what the agent does with each record at the job's end */
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	ok(system(cmd) == 0, "cleaned up");
+}
+
 int main(void)
 {
 	bigbuf = malloc(BIG);
@@ -223,6 +269,7 @@ int main(void)
 	unsetenv("LAMKIT_SESSION_DIR");
 	switch_order();
 	tcp_only_and_bad_cards();
+	crash_leaves_a_record();
 	free(bigbuf);
 	return done_testing();
 }
