@@ -313,6 +313,12 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 		void *dst =
 		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = malloc(n ? n : 1));
 		int rc = dst ? tp_get(mpii.tp, wsrc, dst, addr, n) : -1;
+		if (rc < 0 && errno == ESRCH) {
+			/* the sender is gone (killed): as when its tcp connection ends, the message
+			 * never completes, and the process manager ends the job and says why */
+			free(tmp);
+			return;
+		}
 		if (rc < 0 && dst && !tp_can_get(mpii.tp, wsrc)) {
 			/* the get is not permitted here (e.g. Yama ptrace_scope): the transport has
 			 * turned it off, and this message goes the pipelined way */

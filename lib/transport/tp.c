@@ -193,6 +193,8 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	tp->cfg.local_ranks = tp->local_ranks;
 	choose_paths(tp, local, remote);
 	tp->yield = ncpu > 0 && cfg->nlocal > ncpu;
+	if (local == TP_SHM) /* no shm inside the job (LAMKIT_TP=tcp...): none with other jobs */
+		tp_shmx_node(tp->node, sizeof tp->node);
 	if (local == TP_SHM && cfg->nlocal > 1) {
 		tp->shm = tp_shm_create(tp, err, errlen);
 		if (!tp->shm)
@@ -273,6 +275,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	while ((f = tp_fifo_pop(&tp->selfq)))
 		free(f);
 	tp_shm_destroy(tp->shm);
+	tp_shmx_destroy(tp->shmx);
 	tp_tcp_destroy(tp->tcp);
 	/* udp drains itself: every packet acknowledged, a FIN from each peer it talked to */
 	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
@@ -309,10 +312,14 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 		errno = peer < 0 || peer >= tp->npeers ? EINVAL : EMSGSIZE;
 		return -1;
 	}
+	if (peer >= tp->cfg.size && tp->kind[peer] == TP_TCP && tp->slot[peer] >= 0)
+		tp_shmx_try_switch(tp, peer, len);
 	tp->sent_frags[tp->kind[peer]]++;
 	tp->sent_bytes[tp->kind[peer]] += len;
 	switch (tp->kind[peer]) {
 	case TP_SHM:
+		if (peer >= tp->cfg.size)
+			return tp_shmx_send(tp->shmx, tp->slot[peer], hdr, hlen, data, len, cookie);
 		return tp_shm_send(tp->shm, tp->slot[peer], hdr, hlen, data, len, cookie);
 	case TP_TCP:
 		return tp_tcp_send(tp->tcp, peer, hdr, hlen, data, len, cookie);
@@ -355,6 +362,12 @@ int tp_poll(tp_t *tp)
 		n += poll_self(tp);
 	if (tp->shm)
 		n += tp_shm_poll(tp->shm);
+	if (tp->shmx) {
+		int k = tp_shmx_poll(tp->shmx);
+		if (k < 0)
+			return -1;
+		n += k;
+	}
 	/* a path with nothing to do is looked at every 16th time, except that both paths of a
 	 * multipath peer always are: a fragment one of them holds back stalls the other's */
 	if (tp->tcp && (n == 0 || tp->mp || (++tp->polls & 15) == 0)) {
@@ -380,6 +393,10 @@ int tp_poll(tp_t *tp)
 
 size_t tp_eager_max(const tp_t *tp, int peer)
 {
+	size_t eager, frag;
+
+	if (peer >= tp->cfg.size && tp_shmx_limits(tp, peer, &eager, &frag) == 0)
+		return eager; /* the same before and after the switch: both paths take it */
 	switch (tp->kind[peer]) {
 	case TP_SHM:
 		return tp_shm_eager_max(tp->shm);
@@ -395,6 +412,10 @@ size_t tp_eager_max(const tp_t *tp, int peer)
 
 size_t tp_frag_max(const tp_t *tp, int peer)
 {
+	size_t eager, frag;
+
+	if (peer >= tp->cfg.size && tp_shmx_limits(tp, peer, &eager, &frag) == 0)
+		return frag;
 	switch (tp->kind[peer]) {
 	case TP_SHM:
 		return tp_shm_frag_max(tp->shm);
@@ -410,6 +431,8 @@ size_t tp_frag_max(const tp_t *tp, int peer)
 
 int tp_can_get(const tp_t *tp, int peer)
 {
+	if (peer >= tp->cfg.size) /* another job's process on this node: its pid is in its card */
+		return tp_shmx_can_get(tp, peer);
 	switch (tp->kind[peer]) {
 	case TP_SHM:
 		return tp_shm_can_get(tp->shm);
@@ -422,6 +445,8 @@ int tp_can_get(const tp_t *tp, int peer)
 
 int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 {
+	if (peer >= tp->cfg.size)
+		return tp_shmx_get(tp, peer, dst, raddr, len);
 	switch (tp->kind[peer]) {
 	case TP_SHM:
 		return tp_shm_get(tp->shm, tp->slot[peer], dst, raddr, len);
@@ -443,8 +468,9 @@ const char *tp_path_name(const tp_t *tp, int peer)
 
 int tp_queued(const tp_t *tp)
 {
-	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) +
-	       (tp->udp ? tp_udp_busy(tp->udp) : 0) + (tp->mp ? tp_mp_queued(tp) : 0);
+	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + tp_shmx_busy(tp->shmx) +
+	       (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) + (tp->udp ? tp_udp_busy(tp->udp) : 0) +
+	       (tp->mp ? tp_mp_queued(tp) : 0);
 }
 
 const char *tp_error(const tp_t *tp)

@@ -121,17 +121,21 @@ int tp_should_yield(const tp_t *tp);
  * Peers of other jobs (MPI dynamic processes, doc/PROTOCOL-mpi-wire.md section 8). Peer indexes
  * 0 .. size-1 are the job's ranks; a process of another job gets the next free index >= size when
  * its card is first given (or when its connection arrives first) and keeps it until tp_destroy.
- * Those peers are always reached over tcp (also on one node: loopback), whatever the policy.
+ * Those on another node are reached over tcp; on this node (same node token in the card) first
+ * over tcp, then each direction over a shared ring once both have named each other
+ * (doc/PROTOCOL-mpi-wire.md section 8.1), unless the policy keeps shm out (LAMKIT_TP=tcp).
  */
 #define TP_DYN_CARD_MAX 640 /* bytes of a card from tp_card, with its NUL */
 
-/* This process's card for other jobs, "UID@PORT;NETID;A/L,...", into card[len] (with len at
- * least TP_DYN_CARD_MAX it is whole; shorter, addresses at the end are left out to fit). Opens a
- * tcp listener if there was none. 0, or -1 with the reason in tp_error. */
+/* This process's card for other jobs, "UID:NODE:PID@PORT;NETID;A/L,..." (":NODE:PID" left out
+ * when shm is off), into card[len] (with len at least TP_DYN_CARD_MAX it is whole; shorter,
+ * addresses at the end are left out to fit). Opens a tcp listener if there was none. 0, or -1
+ * with the reason in tp_error. */
 int tp_card(tp_t *tp, char *card, size_t len);
 
 /* The peer index of the process whose card is `card` (the same index each time for the same
- * process, this rank's own for its own card). -1 with errno: EINVAL malformed card, ENOMEM. */
+ * process, this rank's own for its own card). A card of this node maps the pair segment with
+ * that process. -1 with errno: EINVAL malformed card, ENOMEM. */
 int tp_add_peer(tp_t *tp, const char *card);
 
 /* Connect to a peer of another job now (bounded by the tcp connect timeout) so that a process

@@ -95,8 +95,12 @@ int tp_card(tp_t *tp, char *card, size_t len)
 
 	if (need_tcp(tp) < 0)
 		return -1;
-	n = (size_t)snprintf(full, sizeof full, "%016" PRIx64 "@%s", tp->uid,
-	                     tp_tcp_own_card(tp->tcp));
+	if (tp->node[0]) /* same node and user: a pair segment can carry what we exchange */
+		n = (size_t)snprintf(full, sizeof full, "%016" PRIx64 ":%s:%ld@%s", tp->uid,
+		                     tp->node, (long)getpid(), tp_tcp_own_card(tp->tcp));
+	else
+		n = (size_t)snprintf(full, sizeof full, "%016" PRIx64 "@%s", tp->uid,
+		                     tp_tcp_own_card(tp->tcp));
 	/* too long for the caller (a port name must fit 256 bytes): drop trailing addresses */
 	while (n >= len && (cut = strrchr(full, ',')) && strrchr(full, ';') < cut) {
 		*cut = '\0';
@@ -111,15 +115,41 @@ int tp_card(tp_t *tp, char *card, size_t len)
 	return 0;
 }
 
-int tp_add_peer(tp_t *tp, const char *card)
+/* "UID[:NODE:PID]@": the uid, and the node token (node[TP_NODE_MAX], "" when absent) and pid.
+ * The tcp card after the '@', or NULL when malformed. */
+static const char *card_head(const char *card, uint64_t *uid, char *node, long *pid)
 {
 	char *end;
-	uint64_t uid;
-	int p;
+	size_t n;
 
 	errno = 0;
-	uid = strtoull(card, &end, 16);
-	if (errno || end != card + 16 || *end != '@' || !uid || strlen(end + 1) >= TP_CARD_MAX) {
+	*uid = strtoull(card, &end, 16);
+	node[0] = '\0';
+	*pid = 0;
+	if (errno || end != card + 16 || !*uid)
+		return NULL;
+	if (*end == ':') {
+		n = strspn(end + 1, "0123456789abcdef");
+		if (n != 16 || end[17] != ':')
+			return NULL;
+		memcpy(node, end + 1, n);
+		node[n] = '\0';
+		*pid = strtol(end + 18, &end, 10);
+		if (errno || *pid <= 0)
+			return NULL;
+	}
+	return *end == '@' && strlen(end + 1) < TP_CARD_MAX ? end + 1 : NULL;
+}
+
+int tp_add_peer(tp_t *tp, const char *card)
+{
+	char node[TP_NODE_MAX];
+	const char *tcp;
+	uint64_t uid;
+	long pid;
+	int p;
+
+	if (!(tcp = card_head(card, &uid, node, &pid))) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -127,7 +157,11 @@ int tp_add_peer(tp_t *tp, const char *card)
 		return tp->cfg.rank;
 	if (need_tcp(tp) < 0 || (p = tp_dyn_peer(tp, uid)) < 0)
 		return -1;
-	if (!tp->dcard[p - tp->cfg.size] && !(tp->dcard[p - tp->cfg.size] = strdup(end + 1))) {
+	if (!tp->dcard[p - tp->cfg.size] && !(tp->dcard[p - tp->cfg.size] = strdup(tcp))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (tp->node[0] && !strcmp(node, tp->node) && tp_shmx_add(tp, p, uid, pid) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tp.h"
 
@@ -12,6 +13,8 @@ enum tp_kind { TP_SELF, TP_SHM, TP_TCP, TP_UDP, TP_MULTI };
 
 /* Header bytes a path carries: the layer above's plus the multipath sequence number. */
 #define TP_HDR_WIRE (TP_HDR_MAX + 4)
+
+#define TP_NODE_MAX 24 /* a node token (tp_shmx_node) and its NUL */
 
 /* A fragment waiting to be written: copied header, payload either copied after the struct
  * (ref == 0) or the caller's buffer (ref == 1, ops.sent(cookie) once written; on udp once
@@ -37,6 +40,7 @@ struct tp_shm;
 struct tp_tcp;
 struct tp_udp;
 struct tp_mp;
+struct tp_shmx;
 
 struct tp {
 	struct tp_cfg cfg;
@@ -53,11 +57,14 @@ struct tp {
 	/* fragments and payload bytes handed to each path (enum tp_kind), for LAMKIT_TP_STATS */
 	unsigned long long sent_frags[5], sent_bytes[5];
 	char err[512]; /* last failure of a path, one line (tp_error) */
-	/* peers of other jobs (tp_dyn.c): indexes size .. npeers-1, always over tcp */
-	int npeers, cap; /* peers known; room in kind[], slot[] and the tables below */
-	uint64_t uid;    /* this process among every job (the first field of its card) */
-	uint64_t *duid;  /* per peer of another job (index - size): its uid */
-	char **dcard;    /* its tcp card, NULL while only its connection is known */
+	/* peers of other jobs (tp_dyn.c): indexes size .. npeers-1, over tcp, or over a pair
+	 * segment's ring once switched (tp_shmx.c; slot[] then indexes its pair) */
+	int npeers, cap;        /* peers known; room in kind[], slot[] and the tables below */
+	uint64_t uid;           /* this process among every job (the first field of its card) */
+	uint64_t *duid;         /* per peer of another job (index - size): its uid */
+	char **dcard;           /* its tcp card, NULL while only its connection is known */
+	struct tp_shmx *shmx;   /* pair segments with them, NULL until one is on this node */
+	char node[TP_NODE_MAX]; /* node token in the card, "" when no shm between jobs */
 };
 
 /* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */
@@ -88,6 +95,46 @@ size_t tp_shm_eager_max(const struct tp_shm *s);
 size_t tp_shm_frag_max(const struct tp_shm *s);
 int tp_shm_can_get(const struct tp_shm *s);
 int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
+/* Read len bytes at raddr in process pid (process_vm_readv; `refused`: fail with EPERM, for
+ * tests). 0, or -1 with errno (EPERM/ENOSYS: the kernel does not allow it here). */
+int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused);
+
+/* shm between processes of different jobs on one node (tp_shmx.c, doc/PROTOCOL-mpi-wire.md
+ * section 8.1): one pair segment per two processes, each direction switched from tcp to its
+ * ring by a SWITCH frame. */
+/* This process's node token (16 hex digits: boot id, network and pid namespaces, /dev/shm,
+ * user), or "" when something is unknown (then no shm with other jobs). */
+void tp_shmx_node(char *out, size_t len);
+/* The card of `peer` (another job) named this node and pid: a pair segment may carry what the
+ * two exchange (mapped on the first send or receive). 0, or -1 with errno (ENOMEM). */
+int tp_shmx_add(tp_t *tp, int peer, uint64_t uid, long pid);
+/* Unmap every pair segment (unlinking names the peers never mapped) and free. Accepts NULL. */
+void tp_shmx_destroy(struct tp_shmx *x);
+/* Before a send of len bytes to `peer` on tcp: map the pair segment if not done yet; switch to
+ * the ring when both sides mapped it, the tcp queue to the peer is empty and the fragment fits a
+ * ring (sends SWITCH, sets kind[peer] to TP_SHM). When the segment cannot be made the peer stays
+ * on tcp. */
+void tp_shmx_try_switch(tp_t *tp, int peer, size_t len);
+/* A tcp frame came from `peer` (another job, with a card of this node): map the pair segment if
+ * not done yet, so that the peer can switch. */
+void tp_shmx_heard(tp_t *tp, int peer);
+/* A SWITCH frame (hlen TP_HDR_WIRE on tcp) from `peer`: poll its ring from now on. 0, or -1
+ * (EPROTO: no pair segment mapped for it, with a line in tp->err). */
+int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr);
+/* Send on the ring of pair `slot` (tp->slot[peer]); same return convention as tp_send. */
+int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, const void *data,
+                 size_t len, void *cookie);
+/* Drain the inbound rings that were switched (one record per call) and push queued fragments.
+ * Events handled, or -1 (EPIPE) when fragments wait for a peer that has ended. */
+int tp_shmx_poll(struct tp_shmx *x);
+/* Fragments queued for pair rings (0 for NULL). */
+int tp_shmx_busy(const struct tp_shmx *x);
+/* The limits of a peer of another job on this node (whatever path carries it now). 0, or -1
+ * (not such a peer). */
+int tp_shmx_limits(const tp_t *tp, int peer, size_t *eager, size_t *frag);
+/* Single-copy reads from a peer of another job on this node. */
+int tp_shmx_can_get(const tp_t *tp, int peer);
+int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
 
 /* tcp path (tp_tcp.c). create: open a listener and (publish != 0) publish its card lk-tcp-RANK. */
 struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen);
@@ -106,6 +153,8 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 int tp_tcp_poll(struct tp_tcp *t);
 /* Fragments still queued on the tcp path. */
 int tp_tcp_busy(const struct tp_tcp *t);
+/* Whether fragments to peer are still queued on tcp (not yet handed to the kernel). */
+int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
 
 /* tcp business cards (tp_tcp_addr.c, format in doc/PROTOCOL-mpi-wire.md section 3). */
 #define TP_CARD_MAX 600 /* card bytes: a PMI-1 put line stays under 1024 */
@@ -201,6 +250,12 @@ size_t tp_mp_max_held(const tp_t *tp, int peer);
 static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen,
                              const void *data, size_t len)
 {
+	if (peer >= tp->cfg.size) {
+		if (hlen == TP_HDR_WIRE) /* no header of the layer above is this long: SWITCH */
+			return tp_shmx_switch_in(tp, peer, hdr);
+		if (tp->slot[peer] >= 0)
+			tp_shmx_heard(tp, peer);
+	}
 	if (tp->kind[peer] == TP_MULTI)
 		return tp_mp_recv(tp, path, peer, hdr, hlen, data, len);
 	tp->cfg.ops.recv(tp->cfg.arg, peer, hdr, hlen, data, len);

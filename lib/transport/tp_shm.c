@@ -12,23 +12,17 @@
 #include <unistd.h>
 
 #include "tp_internal.h"
+#include "tp_ring.h"
 
 /*
  * Segment layout (doc/PROTOCOL-mpi-wire.md): a header line, the pids of the local ranks, then
- * one ring per ordered pair (i -> j) at rings_off + (i * nlocal + j) * stride. A ring is a
- * 64-byte control line holding the consumer's position, then `rbytes` of data. Records start on
- * a 64-byte line: a 16-byte record header, the caller's header padded to 8, the payload. The
- * record's `flag` word is stored last (release) by the producer; the consumer zeroes the first
- * word of every line it consumed before publishing its position, so a non-zero flag at the
- * consumer's position always means a complete new record.
+ * one ring per ordered pair (i -> j) at rings_off + (i * nlocal + j) * stride (tp_ring.h: a
+ * 64-byte control line holding the consumer's position, then `rbytes` of records).
  */
 
 #define SHM_MAGIC   0x6c616d6b6974736dULL /* "lamkitsm" */
-#define LINE        64
-#define REC_HDR     16
-#define REC_DATA    1u
-#define REC_SKIP    2u
-#define ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
+#define LINE        TP_RING_LINE
+#define ALIGN(x, a) TP_RING_ALIGN(x, a)
 
 struct seg_hdr {
 	uint64_t magic;
@@ -36,28 +30,6 @@ struct seg_hdr {
 	uint32_t rbytes;
 	uint32_t attached;
 	uint32_t pad;
-};
-
-struct rec {
-	uint32_t flag;
-	uint32_t len;
-	uint32_t hlen;
-	uint32_t stamp; /* (position / 64) of the record: a second check against stale lines */
-};
-
-struct tx {
-	char *ring;
-	uint64_t *head; /* consumer's published position */
-	uint64_t tail, head_cache;
-	struct tp_fifo q;
-};
-
-struct rx {
-	char *ring;
-	uint64_t *head;
-	uint64_t pos;   /* next record to read */
-	uint64_t clean; /* lines before this are zeroed and handed back */
-	int rank;
 };
 
 struct tp_shm {
@@ -68,8 +40,8 @@ struct tp_shm {
 	char *base;
 	size_t size, rings_off, stride;
 	uint32_t rbytes;
-	struct tx *tx;
-	struct rx *rx;
+	struct tp_ring_tx *tx;
+	struct tp_ring_rx *rx;
 	int *peers, npeers;
 	int next; /* peer index polled first */
 	int cma;
@@ -351,11 +323,9 @@ int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
 		if (i == s->me)
 			continue;
 		s->peers[s->npeers++] = i;
-		s->tx[i].head = (uint64_t *)ring_at(s, s->me, i);
-		s->tx[i].ring = ring_at(s, s->me, i) + LINE;
-		s->rx[i].head = (uint64_t *)ring_at(s, i, s->me);
-		s->rx[i].ring = ring_at(s, i, s->me) + LINE;
-		s->rx[i].rank = s->tp->local_ranks[i];
+		tp_ring_init(&s->tx[i], NULL, ring_at(s, s->me, i), s->rbytes, -1);
+		tp_ring_init(NULL, &s->rx[i], ring_at(s, i, s->me), s->rbytes,
+		             s->tp->local_ranks[i]);
 	}
 	prefault(s);
 	s->pids[s->me] = (int32_t)getpid();
@@ -395,43 +365,10 @@ void tp_shm_destroy(struct tp_shm *s)
 	errno = e;
 }
 
-/* Write one record if the ring has room; 0, or -1 when full. */
-static int ring_put(struct tp_shm *s, struct tx *t, const void *hdr, size_t hlen, const void *data,
-                    size_t len)
-{
-	size_t need = ALIGN(REC_HDR + ALIGN(hlen, 8) + len, LINE);
-	size_t off = (size_t)(t->tail & (s->rbytes - 1));
-	size_t skip = off + need > s->rbytes ? s->rbytes - off : 0;
-	struct rec *r;
-
-	if (t->tail + skip + need - t->head_cache > s->rbytes) {
-		t->head_cache = __atomic_load_n(t->head, __ATOMIC_ACQUIRE);
-		if (t->tail + skip + need - t->head_cache > s->rbytes)
-			return -1;
-	}
-	if (skip) {
-		r = (struct rec *)(t->ring + off);
-		r->stamp = (uint32_t)(t->tail / LINE);
-		__atomic_store_n(&r->flag, REC_SKIP, __ATOMIC_RELEASE);
-		t->tail += skip;
-		off = 0;
-	}
-	r = (struct rec *)(t->ring + off);
-	r->len = (uint32_t)len;
-	r->hlen = (uint32_t)hlen;
-	r->stamp = (uint32_t)(t->tail / LINE);
-	memcpy(r + 1, hdr, hlen);
-	if (len)
-		memcpy((char *)(r + 1) + ALIGN(hlen, 8), data, len);
-	__atomic_store_n(&r->flag, REC_DATA, __ATOMIC_RELEASE);
-	t->tail += need;
-	return 0;
-}
-
 int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const void *data,
                 size_t len, void *cookie)
 {
-	struct tx *t = &s->tx[li];
+	struct tp_ring_tx *t = &s->tx[li];
 	struct tp_frag *f;
 	int ref;
 
@@ -439,7 +376,7 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (!t->q.head && ring_put(s, t, hdr, hlen, data, len) == 0)
+	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0)
 		return 0;
 	ref = len > s->eager;
 	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
@@ -448,61 +385,6 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 	tp_fifo_push(&t->q, f);
 	s->nqueued++;
 	return ref;
-}
-
-/* Zero the first word of every consumed line, then publish the consumer position. */
-static void release(const struct tp_shm *s, struct rx *x)
-{
-	for (uint64_t p = x->clean; p < x->pos; p += LINE)
-		*(uint32_t *)(x->ring + (size_t)(p & (s->rbytes - 1))) = 0;
-	x->clean = x->pos;
-	__atomic_store_n(x->head, x->pos, __ATOMIC_RELEASE);
-}
-
-static int drain(struct tp_shm *s, struct rx *x, int budget)
-{
-	const struct tp_ops *ops = &s->tp->cfg.ops;
-	int n;
-
-	for (n = 0; n < budget; n++) {
-		size_t off = (size_t)(x->pos & (s->rbytes - 1)), need;
-		struct rec *r = (struct rec *)(x->ring + off);
-		uint32_t flag = __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE);
-
-		if (!flag || r->stamp != (uint32_t)(x->pos / LINE))
-			break;
-		if (flag == REC_SKIP) {
-			need = s->rbytes - off;
-		} else {
-			const char *h = (const char *)(r + 1);
-			need = ALIGN(REC_HDR + ALIGN(r->hlen, 8) + r->len, LINE);
-			ops->recv(s->tp->cfg.arg, x->rank, h, r->hlen, h + ALIGN(r->hlen, 8),
-			          r->len);
-		}
-		x->pos += need;
-		/* consumed lines must be handed back well before the position laps them */
-		if (x->pos - x->clean >= s->rbytes / 8)
-			release(s, x);
-	}
-	/* Handing lines back costs a cache-line upgrade each; do it when idle or in batches so
-	 * it stays off the path of a reply sent right after this message. */
-	if (n == 0 && x->pos != x->clean)
-		release(s, x);
-	return n;
-}
-
-static int flush(struct tp_shm *s, struct tx *t)
-{
-	struct tp_frag *f;
-	int n = 0;
-
-	while ((f = t->q.head) && ring_put(s, t, f->hdr, f->hlen, f->data, f->len) == 0) {
-		tp_fifo_pop(&t->q);
-		s->nqueued--;
-		tp_frag_done(s->tp, f);
-		n++;
-	}
-	return n;
 }
 
 int tp_shm_poll(struct tp_shm *s)
@@ -514,13 +396,16 @@ int tp_shm_poll(struct tp_shm *s)
 	for (int k = 0; k < s->npeers && !n; k++) {
 		int idx = s->next + k < s->npeers ? s->next + k : s->next + k - s->npeers;
 
-		n = drain(s, &s->rx[s->peers[idx]], 1);
+		n = tp_ring_drain(s->tp, &s->rx[s->peers[idx]], 1);
 		if (n)
 			s->next = idx + 1 < s->npeers ? idx + 1 : 0;
 	}
 	if (s->nqueued)
-		for (int k = 0; k < s->npeers; k++)
-			n += flush(s, &s->tx[s->peers[k]]);
+		for (int k = 0; k < s->npeers; k++) {
+			int w = tp_ring_flush(s->tp, &s->tx[s->peers[k]]);
+			s->nqueued -= w;
+			n += w;
+		}
 	return n;
 }
 
@@ -544,23 +429,16 @@ int tp_shm_can_get(const struct tp_shm *s)
 	return s->cma;
 }
 
-int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
+int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused)
 {
-	pid_t pid = (pid_t)s->pids[li];
-
 	while (len) {
 		struct iovec l = {dst, len};
 		struct iovec r = {(void *)(uintptr_t)raddr, len};
-		ssize_t n =
-		    s->refused ? (errno = EPERM, -1) : process_vm_readv(pid, &l, 1, &r, 1, 0);
+		ssize_t n = refused ? (errno = EPERM, -1) : process_vm_readv(pid, &l, 1, &r, 1, 0);
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n < 0 && (errno == EPERM || errno == ENOSYS)) {
-				s->cma = 0; /* not allowed here: the pipelined copy from now on */
-				return -1;
-			}
 			if (n == 0)
 				errno = EFAULT;
 			return -1;
@@ -568,6 +446,16 @@ int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
 		dst = (char *)dst + n;
 		raddr += (uint64_t)n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
+{
+	if (tp_cma_read((pid_t)s->pids[li], dst, raddr, len, s->refused) < 0) {
+		if (errno == EPERM || errno == ENOSYS)
+			s->cma = 0; /* not allowed here: the pipelined copy from now on */
+		return -1;
 	}
 	return 0;
 }

@@ -777,3 +777,8 @@ int tp_tcp_busy(const struct tp_tcp *t)
 {
 	return t->nqueued;
 }
+
+int tp_tcp_queued_to(const struct tp_tcp *t, int peer)
+{
+	return t->c[peer].q.head != NULL;
+}

@@ -4,12 +4,13 @@
 # both ways, barrier and allreduce over the intercommunicator and over MPI_Intercomm_merge;
 # spawn_multiple of two commands with their MPI_APPNUM; accept/connect between two separately
 # started jobs (port through a file, and through the universe's name service); MPI_Comm_join
-# over a tcp socket; a child that crashes fails the job with one line; a bogus port is
-# MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; a spawn the universe
+# over a tcp socket; shm between the jobs of one node (0 B .. 4 MiB both ways checked, the
+# counters, LAMKIT_TP=tcp, tcp across nodes); a child that crashes or is killed fails the job
+# with one line; a bogus port is MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; a spawn the universe
 # refuses is MPI_ERR_SPAWN in every errcode; the info keys path and wdir; spawns with 1024 and
 # with long arguments, and one line from mpiexec past the bounds; nothing left behind.
 # On one node, and on 4 ssh namespace nodes.
-# timeout: 300
+# timeout: 360
 . "$(dirname "$0")/../lib/common.sh"
 D=$LAMKIT_TOP/out/mpi-lamkit
 [ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
@@ -49,6 +50,39 @@ pair "file:$T/port" "--local -n 2" "--local -n 3"
 is "$src:$rc" "0:0" "accept/connect between two jobs, the port in a file"
 like "$sout" "lk_dyn: server accepted and talked" "the server job (2 ranks) talked"
 like "$out" "lk_dyn: OK size=3 checks=" "the client job (3 ranks) talked"
+# ---- shm between the jobs of one node (doc/PROTOCOL-mpi-wire.md section 8.1) ----
+# one rank in each job: every shm fragment a rank sends goes to the other job
+tpline() { printf '%s\n' "$1" | grep -c -E "^lamkit tp: rank 0 sent self 0 frags 0 bytes; shm [1-9][0-9]* frags [0-9]+ bytes; tcp [01] frags $2"; }
+out=$(LKX_TIMEOUT=60 LAMKIT_TP_STATS=1 lkx --local -n 1 "$P" xfer 1 2>&1); rc=$?
+is "$rc" 0 "a parent and its child exchange 0 B .. 4 MiB both ways"
+like "$out" "lk_dyn: xfer children=1 checked" "every byte checked on the parent's side"
+like "$out" "lk_dyn child: OK size=1 checks=" "and on the child's"
+is "$(tpline "$out" '[0-9]{1,4} bytes')" 2 "both sent over shm (at most the first fragment over tcp)"
+[ "$rc" = 0 ] || diag "$out"
+out=$(LKX_TIMEOUT=60 LAMKIT_TP_STATS=1 LAMKIT_SHM_LARGE=copy lkx --local -n 1 "$P" xfer 1 2>&1)
+rc=$?
+is "$rc" 0 "the same with LAMKIT_SHM_LARGE=copy"
+is "$(tpline "$out" '[0-9]{1,4} bytes')" 2 "the large messages' data through the rings too"
+is "$(printf '%s\n' "$out" | awk '/^lamkit tp:/ && $14 >= 8388608 { n++ } END { print n + 0 }')" 2 \
+	"at least 8 MiB each way over shm"
+out=$(LKX_TIMEOUT=60 LAMKIT_TP_STATS=1 LAMKIT_TP=tcp lkx --local -n 1 "$P" xfer 1 2>&1); rc=$?
+is "$rc" 0 "LAMKIT_TP=tcp: the parent and child still talk"
+is "$(printf '%s\n' "$out" | grep -c 'shm 0 frags 0 bytes; tcp [1-9][0-9]* frags [0-9]\{7,\} bytes')" 2 \
+	"over tcp only"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" xfer 3 2>&1); rc=$?
+is "$rc" 0 "2 parents and 3 children (shm inside each job and between them)"
+like "$out" "lk_dyn child: OK size=3 checks=" "the children's checks pass"
+[ "$rc" = 0 ] || diag "$out"
+LAMKIT_TP_STATS=1 pair "file:$T/port1" "--local -n 1" "--local -n 1"
+is "$src:$rc" "0:0" "accept/connect between two one-rank jobs"
+is "$(tpline "$(printf '%s\n%s' "$sout" "$out")" '[0-9]+ bytes')" 2 "switched to shm, both ways"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" crash kill 2>&1); rc=$?
+is "$rc" 137 "a child killed during a 4 MiB message fails the job"
+is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"
+like "$out" "spawned job 1 \(lk_dyn\): rank 1 \(pid [0-9]+ on [^)]+\) killed by signal 9" "naming it"
+is "$(lines "$out" '^lamkit MPI:')" 0 "and no line from the parents"
+sleep 0.5
+is "$(lkmpi_leaked "$lkmpi_before")" "" "no segment left behind"
 out=$(lkx --local -n 2 "$P" join 2>&1); rc=$?
 is "$rc" 0 "MPI_Comm_join over a tcp socket"
 like "$out" "lk_dyn: join talked" "the two sides talk over the join intercommunicator"
@@ -131,6 +165,11 @@ if [ "$(id -u)" = 0 ] && { command -v sshd >/dev/null || [ -x /usr/sbin/sshd ]; 
 		like "$out" "lk_dyn: spawn parents=2 children=4 talked" "they talk over tcp across nodes"
 		like "$out" "lk_dyn child: OK size=4 checks=" "the children's checks pass"
 		[ "$rc" = 0 ] || { diag "$out"; diag_agent_logs; }
+		# across nodes the jobs stay on tcp: 2 parents fill n1, the child is elsewhere
+		out=$(LAMKIT_TP_STATS=1 lkx -n 2 "$P" xfer 1 2>&1); rc=$?
+		is "$rc" 0 "a parent and a child on another node exchange up to 4 MiB"
+		like "$out" "shm 0 frags 0 bytes; tcp [0-9]+ frags [0-9]{7,} bytes" "over tcp (the child's counters)"
+		[ "$rc" = 0 ] || diag "$out"
 		out=$(lkx -n 2 "$P" multi 2>&1); rc=$?
 		is "$rc" 0 "spawn_multiple across nodes"
 		like "$out" "lk_dyn: spawn_multiple 1\+2 appnums ok" "with their MPI_APPNUM"

@@ -51,13 +51,19 @@ skip_all() { echo "$1"; exit 77; }
 done_testing() { echo "1..$_tap_n"; [ "$_tap_failed" -eq 0 ]; exit $?; }
 # lkmpi_leaked BEFORE: lamkit MPI segments in /dev/shm that are not in BEFORE (an earlier
 # `ls /dev/shm | grep '^lkmpi-' | sort`) and whose maker is gone. Every name carries its maker's
-# pid (lkmpi-a<job>-<agent pid>, lkmpi-<job>-<rank>-<pid>, lkmpi-win-<pid>-<n>); a segment whose
-# maker still runs belongs to a job still running, this machine's other tests' included.
+# pid (lkmpi-a<job>-<agent pid>, lkmpi-<job>-<rank>-<pid>, lkmpi-win-<pid>-<n>; a pair segment
+# between two jobs, lkmpi-x<uid>-<uid>-<pid>-<pid>, both); a segment whose maker still runs
+# belongs to a job still running, this machine's other tests' included.
 lkmpi_leaked() {
 	local n p
 	ls /dev/shm | grep '^lkmpi-' | sort | comm -13 <(echo "$1") - | while read -r n; do
-		case $n in lkmpi-win-*) p=${n#lkmpi-win-}; p=${p%%-*} ;; *) p=${n##*-} ;; esac
-		pids_gone "$p" && echo "$n"
+		case $n in
+		lkmpi-win-*) p=${n#lkmpi-win-}; p=${p%%-*} ;;
+		lkmpi-x*) p=${n%-*}; p="${p##*-} ${n##*-}" ;;
+		*) p=${n##*-} ;;
+		esac
+		# shellcheck disable=SC2086
+		pids_gone $p && echo "$n"
 	done | tr '\n' ' '
 }
 # pids_gone PID...: true when none of the pids exists any more (zombies of others count as gone)

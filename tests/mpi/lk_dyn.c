@@ -4,7 +4,8 @@
  *                         both ways, barrier and allreduce over the intercommunicator and over
  *                         MPI_Intercomm_merge, MPI_UNIVERSE_SIZE; "lk_dyn: OK spawn ..." on rank 0
  *   lk_dyn multi          spawn_multiple: 1 child of "app0", 2 of "app1"; MPI_APPNUM 0, 1, 1
- *   lk_dyn crash K        spawn 2 children; child 1 exits K after talking (the job fails)
+ *   lk_dyn crash K        spawn 2 children; child 1 exits K after talking (the job fails); K =
+ *                         kill: child 1 kills itself (SIGKILL) in the middle of a 4 MiB exchange
  *   lk_dyn server WHERE   open a port, give it (WHERE = file:PATH or name:SERVICE), accept
  *   lk_dyn client WHERE   find the port (bounded wait) and connect; both exchange and reduce
  *   lk_dyn join           2 ranks: rank 0 listens on tcp, rank 1 connects, both MPI_Comm_join
@@ -15,6 +16,11 @@
  *                         their cwd and talk
  *   lk_dyn manyargs N LEN spawn 2 children with N arguments of LEN bytes each; they check them
  *                         all and talk
+ *   lk_dyn xfer N         every rank spawns N children (collective); parent rank 0 and each child
+ *                         exchange messages of 8 B .. 4 MiB both ways, one way and both at once,
+ *                         and check every byte ("lk_dyn: xfer children=N checked")
+ *   lk_dyn pingpong       one parent, one child: ping-pong time at 8 B and bandwidth at 1 MiB
+ *                         ("pingpong 8 B: X us", "pingpong 1 MiB: Y MB/s")
  *   lk_dyn bench N        one parent spawns N children: "spawn N: X ms" to the intercomm barrier
  *   lk_dyn barrier        the children's side of bench without a parent (mpiexec -n N baseline)
  * Exit 0 when every check passed. */
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -123,6 +130,62 @@ static int many_arg_ok(const char *a, int i)
 	return n > 0;
 }
 
+static const int xfer_sizes[] = {0, 8, 1000, 16384, 20000, 65536, 300000, 4 << 20};
+#define XFER_N (int)(sizeof xfer_sizes / sizeof xfer_sizes[0])
+
+static unsigned char xfer_byte(int from, int size, size_t k)
+{
+	return (unsigned char)(k * 131 + (size_t)size * 7 + (size_t)from * 29 + (k >> 12));
+}
+
+static void xfer_fill(unsigned char *b, int from, int size)
+{
+	for (size_t k = 0; k < (size_t)size; k++)
+		b[k] = xfer_byte(from, size, k);
+}
+
+static void xfer_check(const unsigned char *b, int from, int size, const char *how)
+{
+	size_t bad = (size_t)-1;
+
+	for (size_t k = 0; k < (size_t)size && bad == (size_t)-1; k++)
+		if (b[k] != xfer_byte(from, size, k))
+			bad = k;
+	LK_CHECK(bad == (size_t)-1, "%s: %d bytes from %d: byte %zu differs", how, size, from, bad);
+}
+
+/* With remote rank `peer` of inter: each size one way (`first` sends first), then both ways at
+ * once. `from` names this side in the data (0 parent, 1 child). */
+static void xfer_with(MPI_Comm inter, int peer, int first, int from)
+{
+	unsigned char *s = malloc((size_t)(4 << 20)), *r = malloc((size_t)(4 << 20));
+	MPI_Request q[2];
+	MPI_Status st[2];
+
+	LK_CHECK(s && r, "out of memory");
+	for (int i = 0; s && r && i < XFER_N; i++) {
+		int n = xfer_sizes[i];
+		xfer_fill(s, from, n);
+		memset(r, 0xee, (size_t)n);
+		for (int turn = 0; turn < 2; turn++) {
+			if (turn == !first)
+				MPI_Send(s, n, MPI_BYTE, peer, 20 + i, inter);
+			else
+				MPI_Recv(r, n, MPI_BYTE, peer, 20 + i, inter, MPI_STATUS_IGNORE);
+		}
+		xfer_check(r, !from, n, "one way");
+		memset(r, 0xee, (size_t)n);
+		MPI_Irecv(r, n, MPI_BYTE, peer, 40 + i, inter, &q[0]);
+		MPI_Isend(s, n, MPI_BYTE, peer, 40 + i, inter, &q[1]);
+		MPI_Waitall(2, q, st);
+		xfer_check(r, !from, n, "both ways");
+	}
+	free(s);
+	free(r);
+}
+
+static void pingpong(MPI_Comm inter, int first);
+
 static int child(int argc, char **argv, MPI_Comm parent)
 {
 	int *appnum, flag = 0, an;
@@ -133,6 +196,18 @@ static int child(int argc, char **argv, MPI_Comm parent)
 		LK_CHECK(an == 1, "appnum %d, want 1", an);
 	else if (argc > 2 && !strcmp(argv[2], "app0"))
 		LK_CHECK(an == 0, "appnum %d, want 0", an);
+	if (argc > 2 && !strcmp(argv[2], "xfer")) {
+		xfer_with(parent, 0, 0, 1);
+		MPI_Comm_disconnect(&parent);
+		lk_name = "lk_dyn child";
+		return lk_finish();
+	}
+	if (argc > 2 && !strcmp(argv[2], "pingpong")) {
+		pingpong(parent, 0);
+		MPI_Comm_disconnect(&parent);
+		MPI_Finalize();
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[2], "bench")) {
 		MPI_Barrier(parent);
 		MPI_Comm_disconnect(&parent);
@@ -154,6 +229,16 @@ static int child(int argc, char **argv, MPI_Comm parent)
 	}
 	talk(parent, 0);
 	MPI_Send(&an, 1, MPI_INT, 0, 9, parent);
+	if (argc > 3 && !strcmp(argv[2], "crash") && !strcmp(argv[3], "kill")) {
+		static char big[4 << 20];
+		MPI_Request q;
+		/* rank 1 dies while the parent waits for the rest of its 4 MiB */
+		MPI_Isend(big, lk_rank == 1 ? sizeof big / 2 : sizeof big, MPI_BYTE, 0, 10, parent,
+		          &q);
+		if (lk_rank == 1)
+			kill(getpid(), SIGKILL);
+		MPI_Wait(&q, MPI_STATUS_IGNORE);
+	}
 	if (argc > 3 && !strcmp(argv[2], "crash") && lk_rank == 1)
 		_exit(atoi(argv[3]));
 	MPI_Comm_disconnect(&parent);
@@ -220,6 +305,11 @@ static int crash(const char *k)
 	talk(inter, 1);
 	for (int i = 0; i < 2 && lk_rank == 0; i++)
 		MPI_Recv(&an, 1, MPI_INT, i, 9, inter, MPI_STATUS_IGNORE);
+	if (!strcmp(k, "kill") && lk_rank == 0) {
+		static char big[4 << 20];
+		for (int i = 0; i < 2; i++)
+			MPI_Recv(big, sizeof big, MPI_BYTE, i, 10, inter, MPI_STATUS_IGNORE);
+	}
 	sleep(30); /* the job is ended for the crashed child before this */
 	return 1;
 }
@@ -484,6 +574,63 @@ static int manyargs(int n, int len)
 	return rc;
 }
 
+/* Parent (first) and child: 8 B ping-pong, then 1 MiB; the parent prints the figures. */
+static void pingpong(MPI_Comm inter, int first)
+{
+	static const int sizes[2] = {8, 1 << 20}, iters[2] = {5000, 200};
+	char *b = calloc(1, (size_t)(1 << 20));
+
+	for (int s = 0; s < 2; s++) {
+		double t0 = 0;
+		for (int i = -iters[s] / 10; i < iters[s]; i++) {
+			if (i == 0)
+				t0 = MPI_Wtime();
+			if (first) {
+				MPI_Send(b, sizes[s], MPI_BYTE, 0, 5, inter);
+				MPI_Recv(b, sizes[s], MPI_BYTE, 0, 5, inter, MPI_STATUS_IGNORE);
+			} else {
+				MPI_Recv(b, sizes[s], MPI_BYTE, 0, 5, inter, MPI_STATUS_IGNORE);
+				MPI_Send(b, sizes[s], MPI_BYTE, 0, 5, inter);
+			}
+		}
+		double half = (MPI_Wtime() - t0) / iters[s] / 2;
+		if (first && s == 0)
+			printf("pingpong 8 B: %.2f us\n", half * 1e6);
+		else if (first)
+			printf("pingpong 1 MiB: %.0f MB/s\n", sizes[s] / half / 1e6);
+	}
+	free(b);
+}
+
+static int xfer(int n)
+{
+	char *args[3] = {"child", "xfer", NULL};
+	MPI_Comm inter;
+
+	MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+	               MPI_ERRCODES_IGNORE);
+	for (int i = 0; i < n && lk_rank == 0; i++)
+		xfer_with(inter, i, 1, 0);
+	MPI_Comm_disconnect(&inter);
+	if (lk_rank == 0)
+		printf("lk_dyn: xfer children=%d checked\n", n);
+	return lk_finish();
+}
+
+static int pingpong_parent(void)
+{
+	char *args[3] = {"child", "pingpong", NULL};
+	MPI_Comm inter;
+
+	MPI_Comm_spawn(argv0, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+	               MPI_ERRCODES_IGNORE);
+	if (lk_rank == 0)
+		pingpong(inter, 1);
+	MPI_Comm_disconnect(&inter);
+	MPI_Finalize();
+	return 0;
+}
+
 static int bench(int n)
 {
 	char *args[3] = {"child", "bench", NULL};
@@ -528,6 +675,10 @@ int main(int argc, char **argv)
 		return spawn_path(argv[2], argv[3], argv[4]);
 	if (!strcmp(mode, "manyargs") && argc > 3)
 		return manyargs(atoi(argv[2]), atoi(argv[3]));
+	if (!strcmp(mode, "xfer"))
+		return xfer(argc > 2 ? atoi(argv[2]) : 1);
+	if (!strcmp(mode, "pingpong"))
+		return pingpong_parent();
 	if (!strcmp(mode, "bench"))
 		return bench(argc > 2 ? atoi(argv[2]) : 1);
 	if (!strcmp(mode, "barrier")) {

@@ -1,0 +1,160 @@
+/* lib/transport/tp_ring.h: the lock-free SPSC ring of the shm paths (node segment, pair segments).
+ */
+#ifndef LAMKIT_TP_RING_H
+#define LAMKIT_TP_RING_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "tp_internal.h"
+
+/*
+ * One ring (doc/PROTOCOL-mpi-wire.md section 2): a 64-byte control line holding the consumer's
+ * position, then `rbytes` (a power of two) of records. Records start on a 64-byte line: a
+ * 16-byte record header, the caller's header padded to 8, the payload. The record's `flag` word is
+ * stored last (release) by the producer; the consumer zeroes the first word of every line it
+ * consumed before publishing its position, so a non-zero flag at the consumer's position always
+ * means a complete new record. A zeroed ring is a valid empty ring. Inline: both shm paths use
+ * these on their fast paths (tp_shm.c inside a job, tp_shmx.c between jobs).
+ */
+
+#define TP_RING_LINE        64
+#define TP_RING_REC_HDR     16
+#define TP_RING_DATA        1u
+#define TP_RING_SKIP        2u
+#define TP_RING_ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
+
+struct tp_ring_rec {
+	uint32_t flag;
+	uint32_t len;
+	uint32_t hlen;
+	uint32_t stamp; /* (position / 64) of the record: a second check against stale lines */
+};
+
+/* Producer side of one ring. */
+struct tp_ring_tx {
+	char *ring;
+	uint64_t *head; /* consumer's published position */
+	uint64_t tail, head_cache;
+	uint32_t rbytes;
+	struct tp_fifo q; /* fragments that did not fit yet */
+};
+
+/* Consumer side of one ring. */
+struct tp_ring_rx {
+	char *ring;
+	uint64_t *head;
+	uint64_t pos;   /* next record to read */
+	uint64_t clean; /* lines before this are zeroed and handed back */
+	uint32_t rbytes;
+	int peer; /* handed to ops.recv */
+};
+
+/* Point t and x at the ring whose control line is at `ctl` (x or t may be NULL). */
+static inline void tp_ring_init(struct tp_ring_tx *t, struct tp_ring_rx *x, char *ctl,
+                                uint32_t rbytes, int peer)
+{
+	if (t) {
+		t->head = (uint64_t *)ctl;
+		t->ring = ctl + TP_RING_LINE;
+		t->rbytes = rbytes;
+	}
+	if (x) {
+		x->head = (uint64_t *)ctl;
+		x->ring = ctl + TP_RING_LINE;
+		x->rbytes = rbytes;
+		x->peer = peer;
+	}
+}
+
+/* Write one record if the ring has room; 0, or -1 when full. */
+static inline int tp_ring_put(struct tp_ring_tx *t, const void *hdr, size_t hlen, const void *data,
+                              size_t len)
+{
+	size_t need = TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(hlen, 8) + len, TP_RING_LINE);
+	size_t off = (size_t)(t->tail & (t->rbytes - 1));
+	size_t skip = off + need > t->rbytes ? t->rbytes - off : 0;
+	struct tp_ring_rec *r;
+
+	if (t->tail + skip + need - t->head_cache > t->rbytes) {
+		t->head_cache = __atomic_load_n(t->head, __ATOMIC_ACQUIRE);
+		if (t->tail + skip + need - t->head_cache > t->rbytes)
+			return -1;
+	}
+	if (skip) {
+		r = (struct tp_ring_rec *)(t->ring + off);
+		r->stamp = (uint32_t)(t->tail / TP_RING_LINE);
+		__atomic_store_n(&r->flag, TP_RING_SKIP, __ATOMIC_RELEASE);
+		t->tail += skip;
+		off = 0;
+	}
+	r = (struct tp_ring_rec *)(t->ring + off);
+	r->len = (uint32_t)len;
+	r->hlen = (uint32_t)hlen;
+	r->stamp = (uint32_t)(t->tail / TP_RING_LINE);
+	memcpy(r + 1, hdr, hlen);
+	if (len)
+		memcpy((char *)(r + 1) + TP_RING_ALIGN(hlen, 8), data, len);
+	__atomic_store_n(&r->flag, TP_RING_DATA, __ATOMIC_RELEASE);
+	t->tail += need;
+	return 0;
+}
+
+/* Zero the first word of every consumed line, then publish the consumer position. */
+static inline void tp_ring_release(struct tp_ring_rx *x)
+{
+	for (uint64_t p = x->clean; p < x->pos; p += TP_RING_LINE)
+		*(uint32_t *)(x->ring + (size_t)(p & (x->rbytes - 1))) = 0;
+	x->clean = x->pos;
+	__atomic_store_n(x->head, x->pos, __ATOMIC_RELEASE);
+}
+
+/* Hand up to `budget` records to ops.recv (from x->peer); the number handed up. */
+static inline int tp_ring_drain(tp_t *tp, struct tp_ring_rx *x, int budget)
+{
+	const struct tp_ops *ops = &tp->cfg.ops;
+	int n;
+
+	for (n = 0; n < budget; n++) {
+		size_t off = (size_t)(x->pos & (x->rbytes - 1)), need;
+		struct tp_ring_rec *r = (struct tp_ring_rec *)(x->ring + off);
+		uint32_t flag = __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE);
+
+		if (!flag || r->stamp != (uint32_t)(x->pos / TP_RING_LINE))
+			break;
+		if (flag == TP_RING_SKIP) {
+			need = x->rbytes - off;
+		} else {
+			const char *h = (const char *)(r + 1);
+			need = TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(r->hlen, 8) + r->len,
+			                     TP_RING_LINE);
+			ops->recv(tp->cfg.arg, x->peer, h, r->hlen, h + TP_RING_ALIGN(r->hlen, 8),
+			          r->len);
+		}
+		x->pos += need;
+		/* consumed lines must be handed back well before the position laps them */
+		if (x->pos - x->clean >= x->rbytes / 8)
+			tp_ring_release(x);
+	}
+	/* Handing lines back costs a cache-line upgrade each; do it when idle or in batches so
+	 * it stays off the path of a reply sent right after this message. */
+	if (n == 0 && x->pos != x->clean)
+		tp_ring_release(x);
+	return n;
+}
+
+/* Push queued fragments into the ring while they fit; the number written (each one done). */
+static inline int tp_ring_flush(tp_t *tp, struct tp_ring_tx *t)
+{
+	struct tp_frag *f;
+	int n = 0;
+
+	while ((f = t->q.head) && tp_ring_put(t, f->hdr, f->hlen, f->data, f->len) == 0) {
+		tp_fifo_pop(&t->q);
+		tp_frag_done(tp, f);
+		n++;
+	}
+	return n;
+}
+
+#endif
