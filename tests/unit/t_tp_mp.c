@@ -131,8 +131,11 @@ static void policies(void)
 	   "defaults: small on the first path listed, adaptive, 16 KiB");
 	ok(tp_mp_parse("tcp,tcp*2", &pol, err, sizeof err) == 0 && pol.npaths == 2 &&
 	       pol.order[0] == 0 && pol.order[1] == TP_MP_TCP2 && pol.weight[TP_MP_TCP2] == 2 &&
-	       !pol.weight[1] && pol.small == 0,
-	   "tcp,tcp*2: a second tcp connection (tcp2), small ones on the first");
+	       !pol.weight[1] && pol.small == 0 && pol.window == 8u << 20,
+	   "tcp,tcp*2: a second tcp connection (tcp2), small ones on the first, 8 MiB window");
+	ok(tp_mp_parse("tcp,udp", &pol, err, sizeof err) == 0 && pol.window == 1u << 20 &&
+	       tp_mp_parse("tcp,tcp;window=4096", &pol, err, sizeof err) == 0 && pol.window == 4096,
+	   "1 MiB window with udp, window= wins");
 	ok(tp_mp_parse("tcp,tcp2,udp;small=tcp2", &pol, err, sizeof err) == 0 && pol.npaths == 3 &&
 	       pol.small == TP_MP_TCP2,
 	   "tcp,tcp2,udp: three paths, tcp2 named");
