@@ -169,11 +169,11 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 		} else if (!strcmp(tok, "window") && number(eq, 1, 1L << 30, &v) == 0) {
 			pol->window = (size_t)v;
 		} else {
-			snprintf(
-			    err, errlen,
-			    "bad option '%s=%s' (sched=rate|weight, small=tcp|tcp2|udp, cutoff=BYTES, "
-			    "window=BYTES)",
-			    tok, eq);
+			snprintf(err, errlen,
+			         "bad option '%s=%s' (sched=rate|weight, small=tcp|tcp2|udp, "
+			         "cutoff=BYTES, "
+			         "window=BYTES)",
+			         tok, eq);
 			return -1;
 		}
 	}
