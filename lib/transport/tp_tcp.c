@@ -758,7 +758,10 @@ int tp_tcp_poll(struct tp_tcp *t)
 			return fail_peer(t, r);
 		n += k;
 	}
-	if (t->nact == 0 || (++t->calls & 15) == 0)
+	/* The second connection's listener (multipath) waits for its 16th turn too when idle: it
+	 * is polled on every tp_poll, and an accept per poll put one more system call into every
+	 * small message's wait (the first listener with no connection is one rank's only path). */
+	if ((t->nact == 0 && !t->path) || (++t->calls & 15) == 0)
 		while ((k = accept_one(t)) > 0)
 			n += k;
 	return n;
