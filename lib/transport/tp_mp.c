@@ -123,7 +123,7 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 	pol->small = -1;
 	pol->cutoff = 16 * 1024;
 	pol->window = 0; /* unset: chosen below */
-	pol->sched = TP_MP_RATE;
+	pol->sched = -1; /* unset: chosen below */
 	if (strlen(spec) >= sizeof buf) {
 		snprintf(err, errlen, "too long");
 		return -1;
@@ -193,6 +193,11 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 	 * bounds what udp has unacknowledged and what the receiver holds (section 7.2). */
 	if (!pol->window)
 		pol->window = pol->weight[1] ? 1024 * 1024 : 8 * 1024 * 1024;
+	/* Two tcp connections are alike: split bytes by weight. Under sched=rate the second one,
+	 * unmeasured, kept its weight as a rate (1 B/us) against the first one's measured 1100,
+	 * and a 4 MiB blocking send, which never fills the window, never used it. */
+	if (pol->sched < 0)
+		pol->sched = pol->weight[1] ? TP_MP_RATE : TP_MP_WEIGHT;
 	if (!pol->weight[pol->small]) {
 		snprintf(err, errlen, "small=%s is not one of the paths", path_names[pol->small]);
 		return -1;
