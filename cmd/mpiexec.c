@@ -61,7 +61,8 @@ static const char usage[] =
     "                       cores, like mpirun; nothing for others, like Hydra)\n"
     "  --tp POLICY          lamkit MPI's paths (sets LAMKIT_TP): auto (shm inside a node, tcp\n"
     "                       across), shm+udp (reliable multi-route udp across), shm+tcp,\n"
-    "                       shm+tcp,udp (both, messages scheduled on either), or without shm+\n"
+    "                       shm+tcp,udp (both, messages scheduled on either), shm+tcp,tcp (two\n"
+    "                       tcp connections, large messages striped), or without shm+\n"
     "                       the same between every pair of ranks, one node too. Default: the\n"
     "                       universe schema's transport setting, else auto\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
@@ -279,11 +280,12 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			const char *k = VAL();
 			char why[200];
 			if (tp_policy_check(k, why, sizeof why) < 0)
-				rc = cmd_usage_error("mpiexec",
-				                     "--tp '%s': %s (auto, shm+tcp, shm+udp, "
-				                     "shm+tcp,udp, tcp, udp, tcp,udp; see "
-				                     "doc/PROTOCOL-mpi-wire.md section 7)",
-				                     k, why);
+				rc = cmd_usage_error(
+				    "mpiexec",
+				    "--tp '%s': %s (auto, shm+tcp, shm+udp, "
+				    "shm+tcp,udp, shm+tcp,tcp, tcp, udp, tcp,udp; see "
+				    "doc/PROTOCOL-mpi-wire.md section 7)",
+				    k, why);
 			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_TP", k) < 0)
 				rc = cmd_usage_error("mpiexec", "out of memory");
 		} else if (is(n, "pmi-port")) {

@@ -70,9 +70,10 @@ void tp_frag_done(tp_t *tp, struct tp_frag *f)
 }
 
 /* LAMKIT_TP: the job's transport policy (doc/PROTOCOL-mpi-wire.md section 7). "auto" (or unset)
- * = shm inside a node, tcp across; "shm+" then the paths across nodes: "tcp", "udp", or both
- * ("tcp,udp", each with an optional *WEIGHT, then ";sched=rate|weight;small=tcp|udp;cutoff=N"),
- * which schedules fragments on both with the order kept. Without "shm+" the paths are used
+ * = shm inside a node, tcp across; "shm+" then the paths across nodes: "tcp", "udp", or several
+ * ("tcp,udp", "tcp,tcp" = two tcp connections, each with an optional *WEIGHT, then
+ * ";sched=rate|weight;small=tcp|udp;cutoff=N"), which schedules fragments on them with the order
+ * kept. Without "shm+" the paths are used
  * between every pair of ranks, on one node too. Sets *local, *remote and *pol; -1 with a reason
  * in err. */
 static int tp_policy(enum tp_kind *local, enum tp_kind *remote, struct tp_mp_policy *pol, char *err,
@@ -173,7 +174,8 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 		snprintf(
 		    err, errlen,
 		    "tp: LAMKIT_TP='%s': %s; expected auto, or [shm+]PATHS[;OPTIONS] with PATHS "
-		    "tcp, udp or tcp,udp (mpiexec --tp; doc/PROTOCOL-mpi-wire.md section 7)",
+		    "tcp, udp, tcp,udp or tcp,tcp (mpiexec --tp; doc/PROTOCOL-mpi-wire.md section "
+		    "7)",
 		    getenv("LAMKIT_TP"), why);
 		errno = EINVAL;
 		return NULL;
@@ -205,12 +207,17 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 		if (!tp->mp)
 			goto nomem;
 	}
-	if (uses(tp, TP_TCP) || tp->mp) {
+	if (uses(tp, TP_TCP) || (tp->mp && pol.weight[0])) {
 		tp->tcp = tp_tcp_create(tp, 1, err, errlen);
 		if (!tp->tcp)
 			goto fail;
 	}
-	if (uses(tp, TP_UDP) || tp->mp) {
+	if (tp->mp && pol.weight[TP_MP_TCP2]) {
+		tp->tcp2 = tp_tcp_create(tp, 2, err, errlen);
+		if (!tp->tcp2)
+			goto fail;
+	}
+	if (uses(tp, TP_UDP) || (tp->mp && pol.weight[1])) {
 		tp->udp = tp_udp_create(tp, err, errlen);
 		if (!tp->udp)
 			goto fail;
@@ -277,6 +284,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	tp_shm_destroy(tp->shm);
 	tp_shmx_destroy(tp->shmx);
 	tp_tcp_destroy(tp->tcp);
+	tp_tcp_destroy(tp->tcp2);
 	/* udp drains itself: every packet acknowledged, a FIN from each peer it talked to */
 	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
 	tp_mp_destroy(tp);
@@ -376,6 +384,12 @@ int tp_poll(tp_t *tp)
 			return -1;
 		n += k;
 	}
+	if (tp->tcp2) { /* only with multipath peers: polled like the first connection */
+		int k = tp_tcp_poll(tp->tcp2);
+		if (k < 0)
+			return -1;
+		n += k;
+	}
 	if (tp->udp && (n == 0 || tp->mp || (++tp->polls & 15) == 0)) {
 		int k = tp_udp_poll(tp->udp);
 		if (k < 0)
@@ -403,8 +417,9 @@ size_t tp_eager_max(const tp_t *tp, int peer)
 	case TP_TCP:
 		return 64 * 1024;
 	case TP_UDP:
-	case TP_MULTI: /* what fits either path: udp's limits are the smaller */
 		return tp_udp_eager_max(tp->udp);
+	case TP_MULTI: /* what fits every path: udp's limits are the smaller */
+		return tp->udp ? tp_udp_eager_max(tp->udp) : 64 * 1024;
 	default:
 		return 256 * 1024;
 	}
@@ -422,8 +437,9 @@ size_t tp_frag_max(const tp_t *tp, int peer)
 	case TP_TCP:
 		return 256 * 1024;
 	case TP_UDP:
-	case TP_MULTI:
 		return tp_udp_frag_max(tp->udp);
+	case TP_MULTI:
+		return tp->udp ? tp_udp_frag_max(tp->udp) : 256 * 1024;
 	default:
 		return 256 * 1024;
 	}
@@ -461,16 +477,16 @@ int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 
 const char *tp_path_name(const tp_t *tp, int peer)
 {
-	static const char *const names[] = {"self", "shm", "tcp", "udp", "tcp+udp"};
+	static const char *const names[] = {"self", "shm", "tcp", "udp"};
 
-	return names[tp->kind[peer]];
+	return tp->kind[peer] == TP_MULTI ? tp_mp_name(tp) : names[tp->kind[peer]];
 }
 
 int tp_queued(const tp_t *tp)
 {
 	return (tp->shm ? tp_shm_busy(tp->shm) : 0) + tp_shmx_busy(tp->shmx) +
-	       (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) + (tp->udp ? tp_udp_busy(tp->udp) : 0) +
-	       (tp->mp ? tp_mp_queued(tp) : 0);
+	       (tp->tcp ? tp_tcp_busy(tp->tcp) : 0) + (tp->tcp2 ? tp_tcp_busy(tp->tcp2) : 0) +
+	       (tp->udp ? tp_udp_busy(tp->udp) : 0) + (tp->mp ? tp_mp_queued(tp) : 0);
 }
 
 const char *tp_error(const tp_t *tp)

@@ -1,5 +1,5 @@
 /* lib/transport/tp.h: one small interface over the per-peer message paths (self, shm, tcp, udp,
- * and tcp+udp together). */
+ * and several together: tcp+udp, two tcp connections). */
 #ifndef LAMKIT_TP_H
 #define LAMKIT_TP_H
 
@@ -29,7 +29,9 @@ struct tp_ops {
 	/* Optional (NULL: unused): where the payload (len > 64 KiB) of a fragment from `peer`
 	 * should be received, asked once its header (as for recv) has arrived. Return memory of
 	 * len bytes that stays valid until recv is called for this fragment, or NULL to have it
-	 * buffered. recv then gets data == the returned pointer. Used by tcp (saves a copy). */
+	 * buffered. recv then gets data == the returned pointer. Used by tcp (saves a copy). For
+	 * a peer reached over several paths it may be asked before earlier fragments from that
+	 * peer were handed up (recv still comes in send order). */
 	void *(*place)(void *arg, int peer, const void *hdr, size_t hlen, size_t len);
 };
 
@@ -104,7 +106,8 @@ int tp_can_get(const tp_t *tp, int peer);
 /* Copy len bytes at address `raddr` in peer's memory to dst. 0, or -1 with errno. */
 int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
 
-/* Name of the path used for peer ("self", "shm", "tcp"), for diagnostics. */
+/* Name of the path used for peer ("self", "shm", "tcp", "udp", "tcp+udp", "tcp+tcp2"), for
+ * diagnostics. */
 const char *tp_path_name(const tp_t *tp, int peer);
 
 /* Fragments waiting in this endpoint's send queues (the peer has not made room yet). */

@@ -50,6 +50,7 @@ struct tp {
 	struct tp_fifo selfq;
 	struct tp_shm *shm;
 	struct tp_tcp *tcp;
+	struct tp_tcp *tcp2; /* the second tcp connection of multipath peers (LAMKIT_TP=tcp,tcp) */
 	struct tp_udp *udp;
 	struct tp_mp *mp; /* peers of kind TP_MULTI: scheduling and ordering across paths */
 	int yield;
@@ -136,7 +137,10 @@ int tp_shmx_limits(const tp_t *tp, int peer, size_t *eager, size_t *frag);
 int tp_shmx_can_get(const tp_t *tp, int peer);
 int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
 
-/* tcp path (tp_tcp.c). create: open a listener and (publish != 0) publish its card lk-tcp-RANK. */
+/* tcp path (tp_tcp.c). create: open a listener; publish 1 publishes its card lk-tcp-RANK (the
+ * job's tcp path, multipath path 0), 2 makes the instance of the second connection to each
+ * multipath peer (card lk-tcp2-RANK, multipath path TP_MP_TCP2, job ranks only), 0 publishes
+ * nothing (a listener for peers of other jobs). */
 struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen);
 /* Make room for tp->npeers peers (peers of other jobs were added). 0, or -1 (ENOMEM). */
 int tp_tcp_grow(struct tp_tcp *t);
@@ -205,8 +209,10 @@ size_t tp_udp_frag_max(const struct tp_udp *u);
 size_t tp_tcp_backlog(struct tp_tcp *t, int peer);
 size_t tp_udp_backlog(const struct tp_udp *u, int peer);
 
-/* Multipath (tp_mp.c, doc/PROTOCOL-mpi-wire.md section 7): tcp and udp to one peer. */
-#define TP_MP_PATHS 2 /* index 0 = tcp, 1 = udp */
+/* Multipath (tp_mp.c, doc/PROTOCOL-mpi-wire.md section 7): tcp, udp and a second tcp connection
+ * to one peer. */
+#define TP_MP_PATHS 3 /* index 0 = tcp, 1 = udp, 2 = the second tcp connection */
+#define TP_MP_TCP2  2
 enum { TP_MP_RATE, TP_MP_WEIGHT };
 struct tp_mp_policy {
 	int npaths, order[TP_MP_PATHS]; /* paths in the order listed */
@@ -224,10 +230,15 @@ struct tp_mp *tp_mp_create(const struct tp_mp_policy *pol, int size);
 void tp_mp_destroy(tp_t *tp);
 int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
                void *cookie);
-/* A fragment from a TP_MULTI peer arrived on path (0 tcp, 1 udp). 0, or -1 (EPROTO: no
- * sequence number or an old one; ENOMEM). */
+/* A fragment from a TP_MULTI peer arrived on path (0 tcp, 1 udp, 2 tcp2). placed: data is where
+ * ops.place said (it stays there, so a fragment ahead of its turn is held without a copy). 0, or
+ * -1 (EPROTO: no sequence number or an old one; ENOMEM). */
 int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const void *data,
-               size_t len);
+               size_t len, int placed);
+/* "tcp+udp", "tcp+tcp2", ...: the paths of the policy, for tp_path_name. */
+const char *tp_mp_name(const tp_t *tp);
+/* Largest payload a multipath send copies (the smallest of its paths' eager limits). */
+size_t tp_mp_copy_max(const tp_t *tp);
 /* A path is done with a payload sent with a tagged cookie (low bit set). */
 void tp_mp_sent(tp_t *tp, void *tagged);
 /* Report copied payloads whose turn came (called from tp_poll when tp_mp_release_due). */
@@ -246,9 +257,10 @@ int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t
 /* The most payload bytes from peer that waited for their turn at once. */
 size_t tp_mp_max_held(const tp_t *tp, int peer);
 
-/* Hand a fragment from peer up (through the multipath layer for TP_MULTI peers). 0 or -1. */
+/* Hand a fragment from peer up (through the multipath layer for TP_MULTI peers). placed: data is
+ * where ops.place said. 0 or -1. */
 static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen,
-                             const void *data, size_t len)
+                             const void *data, size_t len, int placed)
 {
 	if (peer >= tp->cfg.size) {
 		if (hlen == TP_HDR_WIRE) /* no header of the layer above is this long: SWITCH */
@@ -257,7 +269,7 @@ static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size
 			tp_shmx_heard(tp, peer);
 	}
 	if (tp->kind[peer] == TP_MULTI)
-		return tp_mp_recv(tp, path, peer, hdr, hlen, data, len);
+		return tp_mp_recv(tp, path, peer, hdr, hlen, data, len, placed);
 	tp->cfg.ops.recv(tp->cfg.arg, peer, hdr, hlen, data, len);
 	return 0;
 }

@@ -1,4 +1,5 @@
-/* lib/transport/tp_mp.c: several paths to one peer (tcp and udp): fragments scheduled on either,
+/* lib/transport/tp_mp.c: several paths to one peer (tcp, udp, a second tcp connection): fragments
+ * scheduled on any,
  * a per-pair sequence number so the receiver hands them up in the order they were sent, and
  * ops.sent reported in send order across paths. Format and policy: doc/PROTOCOL-mpi-wire.md
  * section 7. */
@@ -10,11 +11,12 @@
 
 #include "tp_internal.h"
 
-/* A fragment that arrived ahead of its turn, copied. */
+/* A fragment that arrived ahead of its turn: its payload copied, or where ops.place put it. */
 struct mp_held {
 	struct mp_held *next;
 	uint32_t seq, hlen;
 	size_t len;
+	const char *at; /* the payload: data[], or the placed memory */
 	_Alignas(8) unsigned char hdr[TP_HDR_MAX];
 	char data[];
 };
@@ -63,6 +65,7 @@ struct tp_mp {
 	struct mp_peer **p; /* per peer rank, made on first use */
 	int release;        /* some peer has finished payloads at the head of its list */
 	int stats;
+	char name[32];       /* "tcp+udp", "tcp+tcp2", ... */
 	int *busy, nbusy;    /* peers with a busy interval open on some path */
 	int *pend, npend;    /* peers with queued fragments */
 	int nqueued;         /* queued fragments, all peers */
@@ -79,7 +82,7 @@ static uint64_t now_us(void)
 
 #define TP_MP_SKEW 4 /* windows the paths may drift apart (what the receiver may hold) */
 
-static const char *const path_names[TP_MP_PATHS] = {"tcp", "udp"};
+static const char *const path_names[TP_MP_PATHS] = {"tcp", "udp", "tcp2"};
 
 const char *tp_mp_path_name(int path)
 {
@@ -119,8 +122,8 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 	memset(pol, 0, sizeof *pol);
 	pol->small = -1;
 	pol->cutoff = 16 * 1024;
-	pol->window = 1024 * 1024;
-	pol->sched = TP_MP_RATE;
+	pol->window = 0; /* unset: chosen below */
+	pol->sched = -1; /* unset: chosen below */
 	if (strlen(spec) >= sizeof buf) {
 		snprintf(err, errlen, "too long");
 		return -1;
@@ -133,10 +136,12 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 				char *star = strchr(p, '*');
 				long w = 1;
 				int k = path_of(p, star ? (size_t)(star - p) : strlen(p));
+				if (k == 0 && pol->weight[0]) /* tcp again: a second connection */
+					k = TP_MP_TCP2;
 				if (k < 0 || pol->weight[k] ||
 				    (star && number(star + 1, 1, 1000, &w) < 0)) {
 					snprintf(err, errlen,
-					         "'%s' is not a path (tcp or udp, each once, "
+					         "'%s' is not a path (tcp at most twice, udp once, "
 					         "*WEIGHT 1-1000)",
 					         p);
 					return -1;
@@ -164,11 +169,11 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 		} else if (!strcmp(tok, "window") && number(eq, 1, 1L << 30, &v) == 0) {
 			pol->window = (size_t)v;
 		} else {
-			snprintf(
-			    err, errlen,
-			    "bad option '%s=%s' (sched=rate|weight, small=tcp|udp, cutoff=BYTES, "
-			    "window=BYTES)",
-			    tok, eq);
+			snprintf(err, errlen,
+			         "bad option '%s=%s' (sched=rate|weight, small=tcp|tcp2|udp, "
+			         "cutoff=BYTES, "
+			         "window=BYTES)",
+			         tok, eq);
 			return -1;
 		}
 	}
@@ -176,8 +181,23 @@ int tp_mp_parse(const char *spec, struct tp_mp_policy *pol, char *err, size_t er
 		snprintf(err, errlen, "no path");
 		return -1;
 	}
+	if (pol->weight[TP_MP_TCP2] && !pol->weight[0]) {
+		snprintf(err, errlen, "tcp2 (a second tcp connection) needs tcp too");
+		return -1;
+	}
 	if (pol->small < 0)
 		pol->small = pol->order[0];
+	/* tcp connections only: each has 8 MiB socket buffers and its large payloads are received
+	 * in place, so the receiver holds no copies; a 1 MiB window starved them (tcp,tcp windowed
+	 * bandwidth at 1-4 MiB was 0.5-0.6x of window=8 MiB, on loopback). With udp the window also
+	 * bounds what udp has unacknowledged and what the receiver holds (section 7.2). */
+	if (!pol->window)
+		pol->window = pol->weight[1] ? 1024 * 1024 : 8 * 1024 * 1024;
+	/* Two tcp connections are alike: split bytes by weight. Under sched=rate the second one,
+	 * unmeasured, kept its weight as a rate (1 B/us) against the first one's measured 1100,
+	 * and a 4 MiB blocking send, which never fills the window, never used it. */
+	if (pol->sched < 0)
+		pol->sched = pol->weight[1] ? TP_MP_RATE : TP_MP_WEIGHT;
 	if (!pol->weight[pol->small]) {
 		snprintf(err, errlen, "small=%s is not one of the paths", path_names[pol->small]);
 		return -1;
@@ -206,6 +226,10 @@ struct tp_mp *tp_mp_create(const struct tp_mp_policy *pol, int size)
 	}
 	m->pol = *pol;
 	m->stats = e && *e && strcmp(e, "0") != 0;
+	for (int k = 0, n = 0; k < TP_MP_PATHS; k++)
+		if (pol->weight[k])
+			n += snprintf(m->name + n, sizeof m->name - (size_t)n, "%s%s", n ? "+" : "",
+			              path_names[k]);
 	return m;
 }
 
@@ -224,6 +248,43 @@ static struct mp_peer *peer_of(tp_t *tp, int peer)
 	return m->p[peer];
 }
 
+/* LAMKIT_TP_STATS=1: "rank A -> rank B: tcp+udp: tcp_frags= tcp_bytes= udp_frags= udp_bytes=
+ * tcp_MBps= udp_MBps=; from rank B: held= max_held_bytes=" (the paths of the policy). */
+static void print_peer(const tp_t *tp, int r, const struct mp_peer *p)
+{
+	const struct tp_mp *m = tp->mp;
+	char line[512];
+	int n = snprintf(line, sizeof line, "lamkit tp: rank %d -> rank %d: %s:", tp->cfg.rank, r,
+	                 m->name);
+
+	for (int k = 0; k < TP_MP_PATHS; k++)
+		if (m->pol.weight[k] && n > 0 && (size_t)n < sizeof line)
+			n += snprintf(line + n, sizeof line - (size_t)n,
+			              " %s_frags=%llu %s_bytes=%llu", path_names[k],
+			              (unsigned long long)p->frags[k], path_names[k],
+			              (unsigned long long)p->bytes[k]);
+	for (int k = 0; k < TP_MP_PATHS; k++)
+		if (m->pol.weight[k] && n > 0 && (size_t)n < sizeof line)
+			n += snprintf(line + n, sizeof line - (size_t)n, " %s_MBps=%.0f",
+			              path_names[k], p->measured[k] ? p->rate[k] : 0.0);
+	fprintf(stderr, "%s; from rank %d: held=%llu max_held_bytes=%zu\n", line, r,
+	        (unsigned long long)p->held_frags, p->max_held_bytes);
+}
+
+const char *tp_mp_name(const tp_t *tp)
+{
+	return tp->mp->name;
+}
+
+size_t tp_mp_copy_max(const tp_t *tp)
+{
+	size_t c = 64 * 1024; /* tcp's */
+
+	if (tp->mp->pol.weight[1] && tp_udp_eager_max(tp->udp) < c)
+		c = tp_udp_eager_max(tp->udp);
+	return c;
+}
+
 void tp_mp_destroy(tp_t *tp)
 {
 	struct tp_mp *m = tp->mp;
@@ -235,16 +296,7 @@ void tp_mp_destroy(tp_t *tp)
 		if (!p)
 			continue;
 		if (m->stats)
-			fprintf(
-			    stderr,
-			    "lamkit tp: rank %d -> rank %d: tcp+udp: tcp_frags=%llu tcp_bytes=%llu "
-			    "udp_frags=%llu udp_bytes=%llu tcp_MBps=%.0f udp_MBps=%.0f; "
-			    "from rank %d: held=%llu max_held_bytes=%zu\n",
-			    tp->cfg.rank, r, (unsigned long long)p->frags[0],
-			    (unsigned long long)p->bytes[0], (unsigned long long)p->frags[1],
-			    (unsigned long long)p->bytes[1], p->measured[0] ? p->rate[0] : 0.0,
-			    p->measured[1] ? p->rate[1] : 0.0, r, (unsigned long long)p->held_frags,
-			    p->max_held_bytes);
+			print_peer(tp, r, p);
 		for (int k = 0; k < TP_MP_PATHS; k++)
 			while (p->hh[k]) {
 				struct mp_held *h = p->hh[k];
@@ -271,7 +323,9 @@ void tp_mp_destroy(tp_t *tp)
 
 static size_t backlog(tp_t *tp, int path, int peer)
 {
-	return path == 0 ? tp_tcp_backlog(tp->tcp, peer) : tp_udp_backlog(tp->udp, peer);
+	if (path == 1)
+		return tp_udp_backlog(tp->udp, peer);
+	return tp_tcp_backlog(path == 0 ? tp->tcp : tp->tcp2, peer);
 }
 
 /* Record a fragment put on path (its start in all bytes: p->all_bytes before it). */
@@ -475,8 +529,10 @@ static int put(tp_t *tp, struct mp_peer *p, int peer, int path, struct mp_done *
 
 	memcpy(h2, hdr, hlen);
 	memcpy(h2 + hlen, &p->sseq, 4);
-	rc = path == 0 ? tp_tcp_send(tp->tcp, peer, h2, hlen + 4, data, len, pc)
-	               : tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, pc);
+	if (path == 1)
+		rc = tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, pc);
+	else
+		rc = tp_tcp_send(path == 0 ? tp->tcp : tp->tcp2, peer, h2, hlen + 4, data, len, pc);
 	if (rc < 0)
 		return -1;
 	if (tp->mp->pol.npaths > 1 && out_push(p, path, len) < 0)
@@ -533,7 +589,7 @@ int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 		 * hears of it (and of any later one) only once every earlier one on the other path
 		 * is out too. */
 		if ((cookie != NULL ||
-		     len > (path == 0 ? (size_t)64 * 1024 : tp_udp_eager_max(tp->udp))) &&
+		     len > (path != 1 ? (size_t)64 * 1024 : tp_udp_eager_max(tp->udp))) &&
 		    !(d = track_new(p, peer, cookie, 0)))
 			return -1;
 		rc = put(tp, p, peer, path, d, hdr, hlen, data, len, bl[path]);
@@ -572,7 +628,7 @@ int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 	}
 	/* Every path is full (or earlier fragments wait): queue it, in order. A small payload is
 	 * copied, a large one kept by reference as a path would. */
-	int small = len <= tp_udp_eager_max(tp->udp);
+	int small = len <= tp_mp_copy_max(tp);
 	if (!(d = track_new(p, peer, cookie, small ? len : 0)))
 		return -1;
 	d->queued = 1;
@@ -653,7 +709,7 @@ static void up(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 }
 
 int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const void *data,
-               size_t len)
+               size_t len, int placed)
 {
 	struct mp_peer *p = peer_of(tp, peer);
 	uint32_t seq;
@@ -681,7 +737,9 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 			errno = EPROTO;
 			return -1;
 		}
-		struct mp_held *h = malloc(sizeof *h + len);
+		/* a placed payload stays where it is (the layer above gave that memory until recv)
+		 */
+		struct mp_held *h = malloc(sizeof *h + (placed ? 0 : len));
 		if (!h)
 			return -1;
 		h->next = NULL;
@@ -689,14 +747,15 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 		h->hlen = (uint32_t)hlen;
 		h->len = len;
 		memcpy(h->hdr, hdr, hlen);
-		if (len)
+		h->at = placed ? data : h->data;
+		if (len && !placed)
 			memcpy(h->data, data, len);
 		if (p->ht[path])
 			p->ht[path]->next = h;
 		else
 			p->hh[path] = h;
 		p->ht[path] = h;
-		p->held_bytes += len;
+		p->held_bytes += placed ? 0 : len;
 		p->held_frags++;
 		if (p->held_bytes > p->max_held_bytes)
 			p->max_held_bytes = p->held_bytes;
@@ -713,8 +772,8 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 			p->hh[k] = h->next;
 			if (!p->hh[k])
 				p->ht[k] = NULL;
-			p->held_bytes -= h->len;
-			up(tp, peer, h->hdr, h->hlen, h->data, h->len);
+			p->held_bytes -= h->at == h->data ? h->len : 0;
+			up(tp, peer, h->hdr, h->hlen, h->at, h->len);
 			free(h);
 			p->rseq++;
 			more = 1;

@@ -66,6 +66,8 @@ struct tp_tcp {
 	unsigned calls;
 	int debug, connect_ms;
 	int no_place; /* LAMKIT_TCP_INPLACE=0: every payload through the buffer (to measure) */
+	int path; /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
+	const char *key;         /* card key prefix: "lk-tcp" or "lk-tcp2" */
 	struct tp_tcp_addr addr; /* own netid and subnets */
 };
 
@@ -82,7 +84,7 @@ static int listen_and_publish(struct tp_tcp *t, int publish, char *err, size_t e
 		return -1;
 	}
 	tp_tcp_card(&t->addr, ntohs(sa.sin_port), card);
-	snprintf(key, sizeof(key), "lk-tcp-%d", t->tp->cfg.rank);
+	snprintf(key, sizeof(key), "%s-%d", t->key, t->tp->cfg.rank);
 	if (t->debug)
 		fprintf(stderr, "lamkit tcp: rank %d: card %s=%s\n", t->tp->cfg.rank, key, card);
 	if (publish && t->tp->cfg.kvs.put(t->tp->cfg.kvs.arg, key, card) < 0) {
@@ -110,6 +112,8 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 	t->tp = tp;
 	t->lfd = -1;
 	t->n = (int)n;
+	t->path = publish == 2 ? TP_MP_TCP2 : 0;
+	t->key = publish == 2 ? "lk-tcp2" : "lk-tcp";
 	for (size_t i = 0; i < n; i++)
 		t->c[i].fd = -1;
 	e = getenv("LAMKIT_TP_DEBUG");
@@ -318,7 +322,7 @@ static int start_connect(struct tp_tcp *t, int peer)
 	char *msg = t->tp->err;
 	size_t ml = sizeof(t->tp->err);
 
-	snprintf(key, sizeof(key), "lk-tcp-%d", peer);
+	snprintf(key, sizeof(key), "%s-%d", t->key, peer);
 	snprintf(msg, ml, "tcp: rank %d cannot reach rank %d:", t->tp->cfg.rank, peer);
 	if (peer >= t->tp->cfg.size) { /* another job's: the card tp_add_peer was given */
 		const char *dc = t->tp->dcard[peer - t->tp->cfg.size];
@@ -356,6 +360,15 @@ static int start_connect(struct tp_tcp *t, int peer)
 	tune(fd);
 	conn_set(t, peer, fd, C_HELLO);
 	return 0;
+}
+
+/* The connection to peer failed (errno says why): one line in tp_error, EPIPE. */
+static int fail_peer(struct tp_tcp *t, int peer)
+{
+	snprintf(t->tp->err, sizeof(t->tp->err), "tcp: rank %d: %sconnection to rank %d: %s",
+	         t->tp->cfg.rank, t->path ? "second " : "", peer, strerror(errno));
+	errno = EPIPE;
+	return -1;
 }
 
 /* ---- sending ---- */
@@ -416,7 +429,7 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		if (w == (ssize_t)(8 + hlen + len))
 			return 0;
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
+			return fail_peer(t, peer);
 		done = w > 0 ? (size_t)w : 0;
 	}
 	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
@@ -446,8 +459,8 @@ static int read_hello(struct tp_tcp *t, int fd, int *wins)
 		*wins = p < t->tp->cfg.rank;
 		return p >= 0 && p < t->tp->cfg.size ? p : -1;
 	}
-	if (hello[0] != TCP_MAGICD || recv(fd, &uid, 8, MSG_WAITALL) != 8 || !uid)
-		return -1;
+	if (hello[0] != TCP_MAGICD || t->path || recv(fd, &uid, 8, MSG_WAITALL) != 8 || !uid)
+		return -1; /* the second connection's listener serves the job's ranks only */
 	p = tp_dyn_peer(t->tp, uid);
 	if (p < 0 || tp_tcp_grow(t) < 0)
 		return -1;
@@ -535,8 +548,8 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 		}
 		if (c->inlen - off < 8 + (size_t)pre[0] + pre[1])
 			break;
-		if (tp_up_recv(t->tp, 0, peer, hdr_copy(&h, c->in + off + 8, pre[0]), pre[0],
-		               c->in + off + 8 + pre[0], pre[1]) < 0)
+		if (tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + off + 8, pre[0]), pre[0],
+		               c->in + off + 8 + pre[0], pre[1], 0) < 0)
 			return -1;
 		off += 8 + (size_t)pre[0] + pre[1];
 		n++;
@@ -568,12 +581,12 @@ static size_t hdr_len(const struct conn *c)
 	return hlen;
 }
 
-/* Payloads from peer may be received in place: the layer above asks for it, and the peer is not
- * a multipath peer (tp_mp.c hands those fragments up in sequence order after a path read them).
- */
-static int can_place(const struct tp_tcp *t, int peer)
+/* Payloads may be received in place when the layer above asks for it. From a multipath peer that
+ * may be before earlier fragments on another path were handed up: tp_mp.c then holds the
+ * fragment's header until its turn, the payload stays where it was placed. */
+static int can_place(const struct tp_tcp *t)
 {
-	return t->tp->cfg.ops.place && !t->no_place && t->tp->kind[peer] != TP_MULTI;
+	return t->tp->cfg.ops.place && !t->no_place;
 }
 
 /* The partial frame at the start of c->in has a large payload: ask the layer above where it
@@ -584,7 +597,7 @@ static void try_place(struct tp_tcp *t, struct conn *c, int peer)
 	uint32_t pre[2];
 	size_t have;
 
-	if (c->inlen < 8 || !can_place(t, peer))
+	if (c->inlen < 8 || !can_place(t))
 		return;
 	memcpy(pre, c->in, 8);
 	if (pre[1] <= IN_SMALL || c->inlen < 8 + (size_t)pre[0])
@@ -610,7 +623,8 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 	memcpy(&hlen, c->in, 4);
 	c->dst = NULL;
 	c->inlen = 0;
-	return tp_up_recv(t->tp, 0, peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst, c->dlen) < 0
+	return tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst, c->dlen,
+	                  1) < 0
 	           ? -1
 	           : 1;
 }
@@ -646,7 +660,7 @@ static int read_frames(struct tp_tcp *t, int peer)
 			continue;
 		}
 		/* A large payload that may go in place: read its header first, then ask where. */
-		if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t, peer))
+		if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t))
 			need = 8 + hdr_len(c);
 		if (need > c->incap || !c->in) {
 			size_t cap = need > IN_SMALL + 64 ? need : IN_SMALL + 64;
@@ -703,14 +717,6 @@ static int handle(struct tp_tcp *t, int peer, short rev)
 	return n;
 }
 
-static int fail_peer(struct tp_tcp *t, int peer)
-{
-	snprintf(t->tp->err, sizeof(t->tp->err), "tcp: rank %d: connection to rank %d: %s",
-	         t->tp->cfg.rank, peer, strerror(errno));
-	errno = EPIPE;
-	return -1;
-}
-
 /* Many connections: one poll() says which to visit. */
 static int poll_many(struct tp_tcp *t)
 {
@@ -752,7 +758,10 @@ int tp_tcp_poll(struct tp_tcp *t)
 			return fail_peer(t, r);
 		n += k;
 	}
-	if (t->nact == 0 || (++t->calls & 15) == 0)
+	/* The second connection's listener (multipath) waits for its 16th turn too when idle: it
+	 * is polled on every tp_poll, and an accept per poll put one more system call into every
+	 * small message's wait (the first listener with no connection is one rank's only path). */
+	if ((t->nact == 0 && !t->path) || (++t->calls & 15) == 0)
 		while ((k = accept_one(t)) > 0)
 			n += k;
 	return n;

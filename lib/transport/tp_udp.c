@@ -1539,7 +1539,8 @@ static int deliver(struct tp_udp *u, int peer, const struct uhdr *h, const unsig
 	if ((h->flags & (F_FIRST | F_LAST)) == (F_FIRST | F_LAST)) {
 		memcpy(hb.b, d, h->hlen);
 		memset(hb.b + h->hlen, 0, TP_HDR_WIRE - h->hlen);
-		return tp_up_recv(u->tp, 1, peer, hb.b, h->hlen, d + h->hlen, h->flen) < 0 ? -1 : 1;
+		return tp_up_recv(u->tp, 1, peer, hb.b, h->hlen, d + h->hlen, h->flen, 0) < 0 ? -1
+		                                                                              : 1;
 	}
 	if (h->flags & F_FIRST) {
 		if (!p->asmb || p->asm_need < total) {
@@ -1563,7 +1564,7 @@ static int deliver(struct tp_udp *u, int peer, const struct uhdr *h, const unsig
 	memcpy(hb.b, p->asmb, p->asm_hlen);
 	memset(hb.b + p->asm_hlen, 0, TP_HDR_WIRE - p->asm_hlen);
 	return tp_up_recv(u->tp, 1, peer, hb.b, p->asm_hlen, p->asmb + p->asm_hlen,
-	                  p->asm_got - p->asm_hlen) < 0
+	                  p->asm_got - p->asm_hlen, 0) < 0
 	           ? -1
 	           : 1;
 }

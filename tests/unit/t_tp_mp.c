@@ -1,6 +1,7 @@
-/* tests/unit/t_tp_mp.c: tcp and udp to one peer at once (LAMKIT_TP=tcp,udp): the policy string,
- * fragments scheduled on both paths and handed up in send order with every byte checked (udp
- * with faults), ops.sent in send order across paths, weights. */
+/* tests/unit/t_tp_mp.c: several paths to one peer at once (LAMKIT_TP=tcp,udp and tcp,tcp, two tcp
+ * connections): the policy string, fragments scheduled on both paths and handed up in send order
+ * with every byte checked (udp with faults), payloads received in place ahead of their turn,
+ * ops.sent in send order across paths, weights. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +17,15 @@ struct hdr {
 };
 
 struct state {
-	int got, bad, order_bad, nsent, calls;
+	int got, bad, order_bad, nsent, calls, placed;
 	uint32_t next;
 	uintptr_t sent[8];
 };
 
-static unsigned char placebuf[128 * 1024]; /* on_place's answer: must stay unused */
+/* on_place's answers: a slot per fragment number (mod PLACE_SLOTS), as lib/mpi names a distinct
+ * part of a receive buffer for each fragment; it must stay valid until the fragment's recv */
+enum { PLACE_SLOTS = 256, PLACE_SLOT = 72 * 1024 };
+static unsigned char *placepool;
 static int place_asked;
 
 static void fill(unsigned char *b, size_t len, uint32_t n)
@@ -38,9 +42,14 @@ static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void 
 
 	(void)peer;
 	memcpy(&x, h, sizeof(x));
-	if (hlen != sizeof(x) || x.len != len || tp_crc32c(0, data, len) != x.crc ||
-	    (len && data == placebuf))
+	if (hlen != sizeof(x) || x.len != len || tp_crc32c(0, data, len) != x.crc)
 		st->bad++;
+	if (len && (const unsigned char *)data >= placepool &&
+	    (const unsigned char *)data < placepool + (size_t)PLACE_SLOTS * PLACE_SLOT) {
+		st->placed++; /* received in place: into this fragment's own slot */
+		if (data != placepool + (size_t)(x.n % PLACE_SLOTS) * PLACE_SLOT)
+			st->bad++;
+	}
 	for (size_t i = hlen; i < TP_HDR_MAX; i++) /* zero after hlen, as on every path */
 		if (hb[i])
 			st->bad++;
@@ -50,17 +59,18 @@ static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void 
 	st->got++;
 }
 
-/* ops.place is given, as lib/mpi gives it: a multipath peer's fragments must never be received
- * in place (tp_mp.c hands them up in sequence order after a path read them), so it is never
- * asked and no payload arrives in placebuf. */
+/* ops.place is given, as lib/mpi gives it: a tcp path receives a large payload straight into
+ * the fragment's slot, also when it is ahead of its turn (tp_mp.c then holds only its header). */
 static void *on_place(void *arg, int peer, const void *h, size_t hlen, size_t len)
 {
+	struct hdr x;
+
 	(void)arg;
 	(void)peer;
-	(void)h;
 	(void)hlen;
+	memcpy(&x, h, sizeof(x));
 	place_asked++;
-	return len <= sizeof placebuf ? placebuf : NULL;
+	return len <= PLACE_SLOT ? placepool + (size_t)(x.n % PLACE_SLOTS) * PLACE_SLOT : NULL;
 }
 
 static void on_sent(void *arg, void *cookie)
@@ -100,7 +110,9 @@ static void env(const char *policy, const char *faults)
 static void policies(void)
 {
 	static const char *const bad[][2] = {
-	    {"tcp,tcp", "'tcp' is not a path"},
+	    {"tcp,tcp,tcp", "'tcp' is not a path"},
+	    {"tcp2,udp", "tcp2 (a second tcp connection) needs tcp too"},
+	    {"udp,udp", "'udp' is not a path"},
 	    {"shm+tcp,pigeon", "'pigeon' is not a path"},
 	    {"tcp*0,udp", "'tcp*0' is not a path"},
 	    {"tcp,udp;sched=fast", "bad option 'sched=fast'"},
@@ -117,6 +129,16 @@ static void policies(void)
 	ok(tp_mp_parse("udp,tcp", &pol, err, sizeof err) == 0 && pol.order[0] == 1 &&
 	       pol.small == 1 && pol.sched == TP_MP_RATE && pol.cutoff == 16384,
 	   "defaults: small on the first path listed, adaptive, 16 KiB");
+	ok(tp_mp_parse("tcp,tcp*2", &pol, err, sizeof err) == 0 && pol.npaths == 2 &&
+	       pol.order[0] == 0 && pol.order[1] == TP_MP_TCP2 && pol.weight[TP_MP_TCP2] == 2 &&
+	       !pol.weight[1] && pol.small == 0 && pol.window == 8u << 20,
+	   "tcp,tcp*2: a second tcp connection (tcp2), small ones on the first, 8 MiB window");
+	ok(tp_mp_parse("tcp,udp", &pol, err, sizeof err) == 0 && pol.window == 1u << 20 &&
+	       tp_mp_parse("tcp,tcp;window=4096", &pol, err, sizeof err) == 0 && pol.window == 4096,
+	   "1 MiB window with udp, window= wins");
+	ok(tp_mp_parse("tcp,tcp2,udp;small=tcp2", &pol, err, sizeof err) == 0 && pol.npaths == 3 &&
+	       pol.small == TP_MP_TCP2,
+	   "tcp,tcp2,udp: three paths, tcp2 named");
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct state s = {0};
 		tp_t *a;
@@ -131,8 +153,9 @@ static void policies(void)
 }
 
 /* Fragments of 0..70 KiB: small ones on tcp, large ones on whichever path, udp dropping,
- * corrupting, duplicating and reordering; everything arrives once, in order, intact. */
-static void stream(const char *policy, const char *faults, int n)
+ * corrupting, duplicating and reordering; everything arrives once, in order, intact. Payloads
+ * over 64 KiB that come over tcp are received in place. */
+static void stream(const char *policy, const char *faults, int n, const char *name, int second)
 {
 	struct state s0 = {0}, s1 = {0};
 	char err[256] = "";
@@ -151,7 +174,7 @@ static void stream(const char *policy, const char *faults, int n)
 	ok(a && b, "%s: two endpoints %s", policy, err);
 	if (!a || !b || !pool)
 		return;
-	is_int(strcmp(tp_path_name(b, 0), "tcp+udp"), 0, "path is tcp+udp");
+	ok(!strcmp(tp_path_name(b, 0), name), "path is %s (%s)", name, tp_path_name(b, 0));
 	t0 = now();
 	for (int i = 0; i < n; i++) {
 		size_t len = i % 3 ? (size_t)((i * 2654435761u) % 2000u)
@@ -177,11 +200,12 @@ static void stream(const char *policy, const char *faults, int n)
 	is_int(s0.got, n, "%d fragments handed up exactly once (%.1f s)", n, now() - t0);
 	is_int(s0.order_bad, 0, "in send order");
 	is_int(s0.bad, 0, "every byte verified, header zero after its length");
-	ok(fr[0] > 0 && fr[1] > 0, "both paths carried fragments: tcp %llu, udp %llu",
-	   (unsigned long long)fr[0], (unsigned long long)fr[1]);
+	ok(fr[0] > 0 && fr[second] > 0, "both paths carried fragments: tcp %llu, %s %llu",
+	   (unsigned long long)fr[0], tp_mp_path_name(second), (unsigned long long)fr[second]);
 	ok(held > 0, "%llu fragments overtook others across paths and waited their turn",
 	   (unsigned long long)held);
-	is_int(place_asked, 0, "no payload from a multipath peer is received in place");
+	ok(place_asked > 0 && s0.placed > 0, "%d payloads received in place (asked %d times)",
+	   s0.placed, place_asked);
 	tp_destroy(a, 0);
 	tp_destroy(b, 0);
 	free(pool);
@@ -212,8 +236,8 @@ static void sent_order(const char *policy)
 	h = (struct hdr){1, sizeof small, tp_crc32c(0, small, sizeof small), 0};
 	int rc2 = tp_send(b, 0, &h, sizeof(h), small, sizeof small, (void *)0x20);
 	tp_mp_counts(b, 0, fr, &held);
-	ok(fr[0] == 1 && fr[1] == 1, "%s: one fragment on each path (%d %d)", policy, (int)fr[0],
-	   (int)fr[1]);
+	ok(fr[0] == 1 && fr[1] + fr[TP_MP_TCP2] == 1, "%s: one fragment on each path (%d %d %d)",
+	   policy, (int)fr[0], (int)fr[1], (int)fr[TP_MP_TCP2]);
 	is_int(rc1, 1, "the big one is kept by reference");
 	is_int(rc2, 1, "the small one reports later too (its turn comes after the big one)");
 	POLL_UNTIL(a, b, 20, s0.got == 2 && s1.nsent == 2);
@@ -313,12 +337,21 @@ static void weights(void)
 
 int main(void)
 {
+	placepool = malloc((size_t)PLACE_SLOTS * PLACE_SLOT);
+	if (!placepool)
+		return 1;
 	policies();
-	stream("tcp,udp", "drop=0.05,corrupt=0.05,dup=0.05,reorder=0.05,seed=5", 6000);
-	stream("udp*1,tcp*1;sched=weight;small=udp;cutoff=1000", "drop=0.1,seed=9", 3000);
+	stream("tcp,udp", "drop=0.05,corrupt=0.05,dup=0.05,reorder=0.05,seed=5", 6000, "tcp+udp",
+	       1);
+	stream("udp*1,tcp*1;sched=weight;small=udp;cutoff=1000", "drop=0.1,seed=9", 3000, "tcp+udp",
+	       1);
+	stream("tcp,tcp;sched=weight;cutoff=1000", NULL, 6000, "tcp+tcp2", TP_MP_TCP2);
+	stream("tcp,tcp", NULL, 3000, "tcp+tcp2", TP_MP_TCP2);
 	sent_order("tcp,udp;sched=weight;cutoff=0");
 	sent_order("udp,tcp;sched=weight;cutoff=0");
+	sent_order("tcp,tcp;sched=weight;cutoff=0");
 	weights();
 	bulk();
+	free(placepool);
 	return done_testing();
 }
