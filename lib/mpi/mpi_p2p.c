@@ -241,9 +241,10 @@ static void progress(int wait)
 			sched_yield();
 		return;
 	}
-	if (wait && idle % 4 == 0)
-		nanosleep(&(struct timespec){0, 1000}, NULL);
-	else if (wait || idle % 64 == 0)
+	if (wait && idle % 4 == 0) {
+		long ns = idle < 2048 ? 1000 : idle < 8192 ? 50000 : 200000;
+		nanosleep(&(struct timespec){0, ns}, NULL);
+	} else if (wait || idle % 64 == 0)
 		sched_yield();
 }
 

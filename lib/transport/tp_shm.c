@@ -273,7 +273,12 @@ static int wait_all_attached(struct tp_shm *s, struct seg_hdr *h, char *err, siz
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (__atomic_load_n(&h->attached, __ATOMIC_ACQUIRE) < (uint32_t)s->nlocal) {
-		sched_yield();
+		/* more ranks than CPUs: sleep, so that the ranks still mapping get the CPUs (a
+		 * yield among 32 runnable ranks on 2 cores hands them little) */
+		if (s->tp->yield)
+			nanosleep(&(struct timespec){0, 50000}, NULL);
+		else
+			sched_yield();
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (t.tv_sec - t0.tv_sec > 60) {
 			snprintf(err, errlen, "shm: local ranks did not attach to %s", s->name);
@@ -327,7 +332,11 @@ int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
 		tp_ring_init(NULL, &s->rx[i], ring_at(s, i, s->me), s->rbytes,
 		             s->tp->local_ranks[i]);
 	}
-	prefault(s);
+	/* more ranks than CPUs: every rank faulting in all its rings serialises nlocal^2 rings of
+	 * page faults and zeroing on the CPUs the job shares (32 ranks on 2 cores: 128 MB, 50-70 ms
+	 * of MPI_Init); then the rings a pair really uses fault in at their first messages */
+	if (!s->tp->yield)
+		prefault(s);
 	s->pids[s->me] = (int32_t)getpid();
 	h = (struct seg_hdr *)s->base;
 	if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t)s->nlocal) {
