@@ -1,8 +1,7 @@
-/* lib/transport/tp_mp.c: several paths to one peer (tcp, udp, a second tcp connection): fragments
- * scheduled on any,
- * a per-pair sequence number so the receiver hands them up in the order they were sent, and
- * ops.sent reported in send order across paths. Format and policy: doc/PROTOCOL-mpi-wire.md
- * section 7. */
+/* lib/transport/tp_mp.c: several paths to one peer (tcp, udp, a second tcp connection):
+ * fragments scheduled on any of them, a per-pair sequence number so the receiver hands them up in
+ * the order they were sent, and ops.sent reported in send order across paths. Format and policy:
+ * doc/PROTOCOL-mpi-wire.md section 7. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
