@@ -99,7 +99,7 @@ bad("boot.lua", 'boot = 3\n', "1: boot must be a module name string, not 3", "bo
 bad("tp.lua", 'transport = 5\n', "1: transport must be a policy string such as \"shm+tcp,udp\" " ..
   "or a function(job) returning one, not 5", "transport type")
 bad("tp2.lua", 'transport = "shm+tcp,carrier-pigeon"\n', "1: transport 'shm+tcp,carrier-pigeon': " ..
-  "'carrier-pigeon' is not a path (tcp or udp, each once, *WEIGHT 1-1000)", "transport policy checked")
+  "'carrier-pigeon' is not a path (tcp at most twice, udp once, *WEIGHT 1-1000)", "transport policy checked")
 bad("typo.lua", 'algoritm = "tree"\n',
   "1: unknown setting 'algoritm' (settings: boot, algorithm, fanout, window, timeout, " ..
   "ship, promiscuous, rte, transport, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
