@@ -73,9 +73,8 @@ void tp_frag_done(tp_t *tp, struct tp_frag *f)
  * = shm inside a node, tcp across; "shm+" then the paths across nodes: "tcp", "udp", or several
  * ("tcp,udp", "tcp,tcp" = two tcp connections, each with an optional *WEIGHT, then
  * ";sched=rate|weight;small=tcp|udp;cutoff=N"), which schedules fragments on them with the order
- * kept. Without "shm+" the paths are used
- * between every pair of ranks, on one node too. Sets *local, *remote and *pol; -1 with a reason
- * in err. */
+ * kept. Without "shm+" the paths are used between every pair of ranks, on one node too. Sets
+ * *local, *remote and *pol; -1 with a reason in err. */
 static int tp_policy(enum tp_kind *local, enum tp_kind *remote, struct tp_mp_policy *pol, char *err,
                      size_t errlen)
 {

@@ -143,6 +143,21 @@ static inline int tp_ring_drain(tp_t *tp, struct tp_ring_rx *x, int budget)
 	return n;
 }
 
+/* Queue a fragment that did not fit (or must wait behind queued ones): the payload copied up to
+ * `eager` bytes, above it kept by reference until written. tp_send's convention: 0 done (copied),
+ * 1 pending (ops.sent(cookie) once written), -1 ENOMEM. */
+static inline int tp_ring_queue(struct tp_ring_tx *t, const void *hdr, size_t hlen,
+                                const void *data, size_t len, size_t eager, void *cookie)
+{
+	int ref = len > eager;
+	struct tp_frag *f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
+
+	if (!f)
+		return -1;
+	tp_fifo_push(&t->q, f);
+	return ref;
+}
+
 /* Push queued fragments into the ring while they fit; the number written (each one done). */
 static inline int tp_ring_flush(tp_t *tp, struct tp_ring_tx *t)
 {

@@ -378,8 +378,7 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
                 size_t len, void *cookie)
 {
 	struct tp_ring_tx *t = &s->tx[li];
-	struct tp_frag *f;
-	int ref;
+	int rc;
 
 	if (len > s->frag) {
 		errno = EMSGSIZE;
@@ -387,13 +386,10 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 	}
 	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0)
 		return 0;
-	ref = len > s->eager;
-	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
-	if (!f)
-		return -1;
-	tp_fifo_push(&t->q, f);
-	s->nqueued++;
-	return ref;
+	rc = tp_ring_queue(t, hdr, hlen, data, len, s->eager, cookie);
+	if (rc >= 0)
+		s->nqueued++;
+	return rc;
 }
 
 int tp_shm_poll(struct tp_shm *s)

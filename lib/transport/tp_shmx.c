@@ -357,8 +357,7 @@ int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, cons
                  size_t len, void *cookie)
 {
 	struct tp_ring_tx *t = &x->p[slot].tx;
-	struct tp_frag *f;
-	int ref;
+	int rc;
 
 	if (len > PAIR_REC_MAX) {
 		errno = EMSGSIZE;
@@ -368,13 +367,10 @@ int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, cons
 		return 0;
 	if (check_left(x, &x->p[slot]) < 0)
 		return -1;
-	ref = len > PAIR_EAGER;
-	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
-	if (!f)
-		return -1;
-	tp_fifo_push(&t->q, f);
-	x->nqueued++;
-	return ref;
+	rc = tp_ring_queue(t, hdr, hlen, data, len, PAIR_EAGER, cookie);
+	if (rc >= 0)
+		x->nqueued++;
+	return rc;
 }
 
 int tp_shmx_poll(struct tp_shmx *x)
@@ -428,9 +424,9 @@ int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 		return -1;
 	}
 	if (tp_cma_read(p->pid, dst, raddr, len, tp->shmx->refused) < 0) {
+		/* not allowed here: CTS and data fragments from now on */
 		if (errno == EPERM || errno == ENOSYS)
-			tp->shmx->cma =
-			    0; /* not allowed here: CTS and data fragments from now on */
+			tp->shmx->cma = 0;
 		return -1;
 	}
 	return 0;
