@@ -213,31 +213,52 @@ static void backpressure(void)
 		mpii_progress_wait();
 }
 
-/* One progress step. Oversubscribed (more local ranks than CPUs) and idle, a rank gives its CPU
- * away so that ranks with work run: in a blocking wait at once (sched_yield alone leaves every
- * idle rank runnable, so after a few empty polls it sleeps: 1 us asked, ~50 with the timer slack;
- * MPICH's sendflood -n 8 on 2 CPUs went from >300 s to 20 s), in MPI_Test and the like only
- * every 64th empty poll in a row, since a rank that computes between tests has work of its own
- * (a compute + MPI_Test loop at -n 4 ran 4x slower yielding on every test). */
-static void progress(int wait)
+/* One progress step; `wait`: 0 from calls that return at once (MPI_Test, MPI_Iprobe, ...), 1
+ * in a wait for a message, 2 in a wait for a word in shared memory (a window lock), which no
+ * doorbell announces.
+ * Oversubscribed (more local ranks than CPUs) and idle, a rank gives its CPU away so that ranks
+ * with work run: in a wait for a message, after BLOCK_AFTER empty polls it sleeps in the
+ * transport (tp_sleep: poll() on its sockets and its doorbell, which a peer rings after writing
+ * one of its rings) and uses no CPU at all until something comes; before that, and where the
+ * transport cannot sleep (udp, multipath, queued fragments), it yields and every fourth time
+ * sleeps briefly (1 us asked, ~50 with the timer slack; 50 us after 2048 empty polls, 200 us
+ * after 8192). In MPI_Test and the like only every 64th empty poll in a row yields, since a
+ * rank that computes between tests has work of its own (a compute + MPI_Test loop at -n 4 ran
+ * 4x slower yielding on every test). A rank whose job fits its CPUs spins; after thousands of
+ * empty polls it offers the CPU now and then, and sleeps in the transport if it has no node
+ * rings (a spawning parent alone on its node waits while its children start beside it). */
+#define BLOCK_AFTER   64
+#define BLOCK_LONG    4096
+#define BLOCK_TIMEOUT 10 /* ms: a bound on any wake-up the doorbells do not cover */
+/* Poll the transport and the nonblocking collectives once: events handled. */
+static int step(void)
 {
-	static unsigned idle;
 	int n = poll_tp();
 
 	if (n < 0)
 		fatal_tp();
 	if (mpii.nbc)
 		n += mpii_nbc_progress();
-	if (n > 0)
+	return n;
+}
+
+static void progress(int wait)
+{
+	static unsigned idle;
+
+	if (step() > 0) {
 		idle = 0;
-	if (n != 0)
 		return;
+	}
 	idle++;
+	if (wait == 1 && idle >= (mpii.yield ? BLOCK_AFTER : BLOCK_LONG) && !mpii.tp_mt &&
+	    !mpii.rma_waiting && tp_sleep(mpii.tp, BLOCK_TIMEOUT) >= 0) {
+		if (step() > 0) /* what woke it, handed up in this call */
+			idle = 0;
+		return;
+	}
 	if (!mpii.yield) {
-		/* this job does not oversubscribe the node, so spin; but after thousands of empty
-		 * polls in a wait (milliseconds), offer the CPU now and then: another job may share
-		 * the cores (a spawning parent waits while its children start beside it) */
-		if (wait && idle > 4096 && idle % 8 == 0)
+		if (wait && idle > BLOCK_LONG && idle % 8 == 0)
 			sched_yield();
 		return;
 	}
@@ -256,6 +277,11 @@ void mpii_progress(void)
 void mpii_progress_wait(void)
 {
 	progress(1);
+}
+
+void mpii_progress_wait_mem(void)
+{
+	progress(2);
 }
 
 /* ---- receive side ---- */

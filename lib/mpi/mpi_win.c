@@ -32,7 +32,7 @@ void mpii_wlock_acquire(int *word, int excl)
 				return;
 			continue;
 		}
-		mpii_progress_wait();
+		mpii_progress_wait_mem();
 	}
 }
 

@@ -222,8 +222,12 @@ int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
 /* One progress step, for calls that return at once (MPI_Test, MPI_Iprobe, ...): when
  * oversubscribed, yields only after many empty polls in a row. */
 void mpii_progress(void);
-/* One progress step inside a blocking wait: when oversubscribed and idle, yields or sleeps. */
+/* One progress step inside a blocking wait for a message or a request: when oversubscribed and
+ * idle, yields or sleeps until a peer sends. */
 void mpii_progress_wait(void);
+/* The same in a wait for a word in shared memory that another process changes without a
+ * message (a window lock): yields and naps, never sleeps until a message comes. */
+void mpii_progress_wait_mem(void);
 /* Request finished: marks done and releases a freed request. */
 void mpii_complete(struct lk_request *r);
 

@@ -166,6 +166,7 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	struct tp_mp_policy pol;
 	char why[200];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *yield_env;
 
 	if (check_cfg(cfg, err, errlen) < 0)
 		return NULL;
@@ -183,6 +184,7 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	if (!tp)
 		goto nomem;
 	tp->cfg = *cfg;
+	tp->bell_fd = -1;
 	tp->npeers = tp->cap = cfg->size;
 	tp->uid = tp_new_uid();
 	tp->local_ranks = malloc(sizeof(int) * (size_t)cfg->nlocal);
@@ -193,7 +195,11 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	memcpy(tp->local_ranks, cfg->local_ranks, sizeof(int) * (size_t)cfg->nlocal);
 	tp->cfg.local_ranks = tp->local_ranks;
 	choose_paths(tp, local, remote);
-	tp->yield = ncpu > 0 && cfg->nlocal > ncpu;
+	/* LAMKIT_YIELD=1 or 0 overrides the count (cores shared with other jobs, cgroup quotas);
+	 * every rank of a job on a node must agree, which the environment gives */
+	yield_env = getenv("LAMKIT_YIELD");
+	tp->yield =
+	    yield_env && *yield_env ? strcmp(yield_env, "0") != 0 : ncpu > 0 && cfg->nlocal > ncpu;
 	if (local == TP_SHM) /* no shm inside the job (LAMKIT_TP=tcp...): none with other jobs */
 		tp_shmx_node(tp->node, sizeof tp->node);
 	if (local == TP_SHM && cfg->nlocal > 1) {
@@ -261,6 +267,11 @@ static void print_sent(const tp_t *tp)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu frags %llu bytes%s",
 		              name[k], tp->sent_frags[k], tp->sent_bytes[k], k < 4 ? ";" : "");
 	fprintf(stderr, "%s\n", line);
+	if (tp->nsleep || tp->nbell)
+		fprintf(stderr,
+		        "lamkit tp: rank %d slept %llu times (%llu ran to the timeout), rang %llu "
+		        "doorbells\n",
+		        tp->cfg.rank, tp->nsleep, tp->nsleep_timeout, tp->nbell);
 }
 
 void tp_destroy(tp_t *tp, int timeout_ms)
@@ -288,6 +299,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
 	tp_mp_destroy(tp);
 	tp_dyn_free(tp);
+	tp_bell_close(tp);
 	free(tp->local_ranks);
 	free(tp->kind);
 	free(tp->slot);

@@ -117,7 +117,15 @@ int tp_queued(const tp_t *tp);
  * tried), or "" when there was none. Valid until the next call. */
 const char *tp_error(const tp_t *tp);
 
-/* Whether this process should yield the CPU when idle (more local ranks than online CPUs). */
+/* Sleep until a peer may have sent something (a tcp connection or the listener is readable, or
+ * a peer wrote one of this process's shm rings and rang its doorbell), at most timeout_ms:
+ * 1 woken, 0 timed out, -1 when this endpoint cannot sleep (udp or multipath paths, fragments
+ * still queued, a job that fits its CPUs with node rings: poll instead). Call it only after
+ * tp_poll came back empty; run tp_poll after it. */
+int tp_sleep(tp_t *tp, int timeout_ms);
+
+/* Whether this process should yield the CPU when idle (more local ranks than online CPUs, or
+ * LAMKIT_YIELD=1; LAMKIT_YIELD=0: never). */
 int tp_should_yield(const tp_t *tp);
 
 /*

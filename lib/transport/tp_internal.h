@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <poll.h>
 
 #include "tp.h"
 
@@ -66,6 +67,12 @@ struct tp {
 	char **dcard;           /* its tcp card, NULL while only its connection is known */
 	struct tp_shmx *shmx;   /* pair segments with them, NULL until one is on this node */
 	char node[TP_NODE_MAX]; /* node token in the card, "" when no shm between jobs */
+	/* doorbell (tp_bell.c): a datagram socket a sleeping process waits on, opened when first
+	 * needed, the poll set of tp_sleep, and counters for LAMKIT_TP_STATS */
+	int bell_fd;
+	struct pollfd *sleep_pfd;
+	int sleep_cap;
+	unsigned long long nsleep, nsleep_timeout, nbell;
 };
 
 /* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */
@@ -273,6 +280,36 @@ static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size
 	tp->cfg.ops.recv(tp->cfg.arg, peer, hdr, hlen, data, len);
 	return 0;
 }
+
+/*
+ * Doorbells (tp_bell.c, doc/PROTOCOL-mpi-wire.md section 9). A process about to sleep in
+ * tp_sleep stores 1 in its `sleeping` word in every shared segment it reads rings from, then
+ * looks at its rings once more, then waits in poll() on its sockets and its bell, a datagram
+ * socket bound to the abstract name "lamkit-bell-<uid>". A producer that wrote a ring record
+ * calls tp_bell_check on the consumer's word: the first to find it set clears it and sends one
+ * byte to the consumer's bell. The fences on both sides make sure that either the sleeper sees
+ * the record or the producer sees the word.
+ */
+void tp_bell_ring(tp_t *tp, uint64_t uid);
+static inline void tp_bell_check(tp_t *tp, uint32_t *word, uint64_t uid)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(word, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL))
+		tp_bell_ring(tp, uid);
+}
+/* Close the bell. */
+void tp_bell_close(tp_t *tp);
+/* The sleeper's side in each kind of segment: set (1) or clear (0) its words; whether a ring it
+ * reads holds a record. */
+void tp_shm_sleeping(struct tp_shm *s, uint32_t v);
+int tp_shm_ready(const struct tp_shm *s);
+void tp_shmx_sleeping(struct tp_shmx *x, uint32_t v);
+int tp_shmx_ready(const struct tp_shmx *x);
+/* The listener's and every connection's fd into pfd (room for max): the count. */
+int tp_tcp_pollfds(const struct tp_tcp *t, struct pollfd *pfd, int max);
+/* Entries tp_tcp_pollfds may write. */
+int tp_tcp_nfds(const struct tp_tcp *t);
 
 /* Peers of other jobs (tp_dyn.c). The peer whose uid is uid, added without a card when unknown
  * (a connection from another job arrived before tp_add_peer named it). Index, or -1 (ENOMEM). */

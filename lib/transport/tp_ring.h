@@ -109,6 +109,16 @@ static inline void tp_ring_release(struct tp_ring_rx *x)
 	__atomic_store_n(x->head, x->pos, __ATOMIC_RELEASE);
 }
 
+/* Whether a record waits at the consumer's position (a look, nothing consumed). */
+static inline int tp_ring_ready(const struct tp_ring_rx *x)
+{
+	const struct tp_ring_rec *r =
+	    (const struct tp_ring_rec *)(x->ring + (size_t)(x->pos & (x->rbytes - 1)));
+
+	return __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE) &&
+	       r->stamp == (uint32_t)(x->pos / TP_RING_LINE);
+}
+
 /* Hand up to `budget` records to ops.recv (from x->peer); the number handed up. */
 static inline int tp_ring_drain(tp_t *tp, struct tp_ring_rx *x, int budget)
 {

@@ -15,7 +15,8 @@
 #include "tp_ring.h"
 
 /*
- * Segment layout (doc/PROTOCOL-mpi-wire.md): a header line, the pids of the local ranks, then
+ * Segment layout (doc/PROTOCOL-mpi-wire.md): a header line, the pids of the local ranks, each
+ * local rank's doorbell slot {u32 sleeping, u32 0, u64 uid} (tp_bell.c), then
  * one ring per ordered pair (i -> j) at rings_off + (i * nlocal + j) * stride (tp_ring.h: a
  * 64-byte control line holding the consumer's position, then `rbytes` of records).
  */
@@ -32,13 +33,19 @@ struct seg_hdr {
 	uint32_t pad;
 };
 
+struct bell_slot {
+	uint32_t sleeping;
+	uint32_t pad;
+	uint64_t uid;
+};
+
 struct tp_shm {
 	tp_t *tp;
 	char name[96];
 	char *regfile;
 	int nlocal, me;
 	char *base;
-	size_t size, rings_off, stride;
+	size_t size, bells_off, rings_off, stride;
 	uint32_t rbytes;
 	struct tp_ring_tx *tx;
 	struct tp_ring_rx *rx;
@@ -50,6 +57,7 @@ struct tp_shm {
 	size_t eager, frag;
 	int nqueued;
 	int32_t *pids;
+	struct bell_slot *bells;
 };
 
 static size_t env_size(const char *name, size_t dflt, size_t lo, size_t hi)
@@ -71,7 +79,8 @@ static void layout(struct tp_shm *s, int nlocal, uint32_t rbytes)
 	s->nlocal = nlocal;
 	s->rbytes = rbytes;
 	s->stride = LINE + rbytes;
-	s->rings_off = ALIGN(LINE + sizeof(int32_t) * (size_t)nlocal, 4096);
+	s->bells_off = ALIGN(LINE + sizeof(int32_t) * (size_t)nlocal, LINE);
+	s->rings_off = ALIGN(s->bells_off + sizeof(struct bell_slot) * (size_t)nlocal, 4096);
 	s->size = s->rings_off + s->stride * (size_t)nlocal * (size_t)nlocal;
 }
 
@@ -129,6 +138,7 @@ static int map_segment(struct tp_shm *s, int fd)
 		return -1;
 	s->base = p;
 	s->pids = (int32_t *)(s->base + LINE);
+	s->bells = (struct bell_slot *)(s->base + s->bells_off);
 	return 0;
 }
 
@@ -338,6 +348,7 @@ int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
 	if (!s->tp->yield)
 		prefault(s);
 	s->pids[s->me] = (int32_t)getpid();
+	s->bells[s->me].uid = s->tp->uid; /* published by the add below */
 	h = (struct seg_hdr *)s->base;
 	if (__atomic_add_fetch(&h->attached, 1, __ATOMIC_ACQ_REL) == (uint32_t)s->nlocal) {
 		shm_unlink(s->name);
@@ -384,8 +395,12 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0)
+	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0) {
+		/* only a job with more ranks than CPUs sleeps (tp_sleep) */
+		if (s->tp->yield)
+			tp_bell_check(s->tp, &s->bells[li].sleeping, s->bells[li].uid);
 		return 0;
+	}
 	rc = tp_ring_queue(t, hdr, hlen, data, len, s->eager, cookie);
 	if (rc >= 0)
 		s->nqueued++;
@@ -407,11 +422,27 @@ int tp_shm_poll(struct tp_shm *s)
 	}
 	if (s->nqueued)
 		for (int k = 0; k < s->npeers; k++) {
-			int w = tp_ring_flush(s->tp, &s->tx[s->peers[k]]);
+			int li = s->peers[k], w = tp_ring_flush(s->tp, &s->tx[li]);
 			s->nqueued -= w;
 			n += w;
+			if (w && s->tp->yield)
+				tp_bell_check(s->tp, &s->bells[li].sleeping, s->bells[li].uid);
 		}
 	return n;
+}
+
+void tp_shm_sleeping(struct tp_shm *s, uint32_t v)
+{
+	if (s && s->bells)
+		__atomic_store_n(&s->bells[s->me].sleeping, v, __ATOMIC_RELAXED);
+}
+
+int tp_shm_ready(const struct tp_shm *s)
+{
+	for (int k = 0; s && s->rx && k < s->npeers; k++)
+		if (tp_ring_ready(&s->rx[s->peers[k]]))
+			return 1;
+	return 0;
 }
 
 int tp_shm_busy(const struct tp_shm *s)

@@ -34,6 +34,7 @@
 #define PAIR_REC_MAX (PAIR_RING / 4) /* largest fragment accepted */
 #define SWITCH_MAGIC 0x6c6b7377u     /* "lksw" */
 #define BIT_LEFT     4u
+#define BELL_OFF     64 /* the doorbell word of side bit b (1, 2) is at 64 * b in the header */
 
 struct pair {
 	int peer;
@@ -45,6 +46,8 @@ struct pair {
 	char *regfile; /* $LAMKIT_SESSION_DIR/shm-<name>, while the name may exist */
 	char *base;    /* the mapped segment, NULL when it could not be made */
 	uint32_t *attached;
+	uint32_t *my_bell, *peer_bell; /* sleeping words in the header (tp_bell.c) */
+	uint64_t peer_uid;
 	struct tp_ring_tx tx;
 	struct tp_ring_rx rx;
 };
@@ -179,6 +182,8 @@ static int map_pair(struct pair *p)
 	}
 	p->base = m;
 	p->attached = (uint32_t *)m;
+	p->my_bell = (uint32_t *)((char *)m + BELL_OFF * p->mybit);
+	p->peer_bell = (uint32_t *)((char *)m + BELL_OFF * (3u - p->mybit));
 	return 0;
 }
 
@@ -230,6 +235,7 @@ int tp_shmx_add(tp_t *tp, int peer, uint64_t uid, long pid)
 	p->peer = peer;
 	p->pid = (pid_t)pid;
 	p->mybit = tp->uid < uid ? 1u : 2u;
+	p->peer_uid = uid;
 	/* both makers' pids end the name, as in every lkmpi- name: a leftover names its makers */
 	snprintf(p->name, sizeof p->name, "/lkmpi-x%016" PRIx64 "-%016" PRIx64 "-%ld-%ld", lo, hi,
 	         lopid, hipid);
@@ -363,8 +369,11 @@ int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, cons
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0)
+	if (!t->q.head && tp_ring_put(t, hdr, hlen, data, len) == 0) {
+		/* the peer's job decides alone whether it sleeps: always look */
+		tp_bell_check(x->tp, x->p[slot].peer_bell, x->p[slot].peer_uid);
 		return 0;
+	}
 	if (check_left(x, &x->p[slot]) < 0)
 		return -1;
 	rc = tp_ring_queue(t, hdr, hlen, data, len, PAIR_EAGER, cookie);
@@ -388,10 +397,27 @@ int tp_shmx_poll(struct tp_shmx *x)
 		int w = tp_ring_flush(x->tp, &x->p[i].tx);
 		x->nqueued -= w;
 		n += w;
+		if (w)
+			tp_bell_check(x->tp, x->p[i].peer_bell, x->p[i].peer_uid);
 		if (x->p[i].tx.q.head && check_left(x, &x->p[i]) < 0)
 			return -1;
 	}
 	return n;
+}
+
+void tp_shmx_sleeping(struct tp_shmx *x, uint32_t v)
+{
+	for (int i = 0; x && i < x->np; i++)
+		if (x->p[i].base)
+			__atomic_store_n(x->p[i].my_bell, v, __ATOMIC_RELAXED);
+}
+
+int tp_shmx_ready(const struct tp_shmx *x)
+{
+	for (int k = 0; x && k < x->nrx; k++)
+		if (tp_ring_ready(&x->p[x->rx[k]].rx))
+			return 1;
+	return 0;
 }
 
 int tp_shmx_busy(const struct tp_shmx *x)

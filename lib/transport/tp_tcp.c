@@ -782,6 +782,24 @@ size_t tp_tcp_backlog(struct tp_tcp *t, int peer)
 	return c->qbytes + (size_t)(k > 0 ? k : 0);
 }
 
+int tp_tcp_nfds(const struct tp_tcp *t)
+{
+	return t ? 1 + t->nact : 0;
+}
+
+int tp_tcp_pollfds(const struct tp_tcp *t, struct pollfd *pfd, int max)
+{
+	int n = 0;
+
+	if (!t)
+		return 0;
+	if (t->lfd >= 0 && n < max)
+		pfd[n++] = (struct pollfd){.fd = t->lfd, .events = POLLIN};
+	for (int i = 0; i < t->nact && n < max; i++)
+		pfd[n++] = (struct pollfd){.fd = t->c[t->act[i]].fd, .events = POLLIN};
+	return n;
+}
+
 int tp_tcp_busy(const struct tp_tcp *t)
 {
 	return t->nqueued;
