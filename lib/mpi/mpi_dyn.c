@@ -140,12 +140,13 @@ static int recv_within(void *buf, int len, int src, int tag, struct mpii_comm *h
 	if (rc != MPI_SUCCESS)
 		return rc;
 	/* the other side may be a job still starting on these CPUs (exec, MPI_Init: ms on a busy
-	 * machine): after 1 ms, sleep between polls, 50 us doubling up to 500 us, so that this
-	 * wait leaves the CPUs to the children instead of taking half of them */
+	 * machine): after 1 ms, sleep until a message comes, so that this wait leaves the CPUs to
+	 * the children instead of taking half of them; where the transport cannot sleep, nap
+	 * between polls, 50 us doubling up to 500 us */
 	long ns = 50000;
 	for (double t0 = PMPI_Wtime(); !r->done && PMPI_Wtime() < end;) {
 		mpii_progress_wait();
-		if (!r->done && PMPI_Wtime() - t0 > 1e-3) {
+		if (!r->done && PMPI_Wtime() - t0 > 1e-3 && !mpii_progress_sleep(10)) {
 			nanosleep(&(struct timespec){0, ns}, NULL);
 			ns = ns < 250000 ? 2 * ns : 500000;
 		}

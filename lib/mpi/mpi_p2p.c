@@ -284,6 +284,16 @@ void mpii_progress_wait_mem(void)
 	progress(2);
 }
 
+int mpii_progress_sleep(int ms)
+{
+	if (step() > 0)
+		return 1;
+	if (mpii.tp_mt || mpii.rma_waiting || tp_sleep(mpii.tp, ms) < 0)
+		return 0;
+	step();
+	return 1;
+}
+
 /* ---- receive side ---- */
 
 static void set_status(struct lk_request *r, int src, int tag, size_t len)

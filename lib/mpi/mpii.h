@@ -228,6 +228,9 @@ void mpii_progress_wait(void);
 /* The same in a wait for a word in shared memory that another process changes without a
  * message (a window lock): yields and naps, never sleeps until a message comes. */
 void mpii_progress_wait_mem(void);
+/* One progress step in a wait expected to be long (another job starting): if idle, sleep in the
+ * transport until a peer sends or ms pass. 0 when the transport cannot sleep (nap instead). */
+int mpii_progress_sleep(int ms);
 /* Request finished: marks done and releases a freed request. */
 void mpii_complete(struct lk_request *r);
 

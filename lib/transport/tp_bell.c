@@ -87,7 +87,7 @@ static void sleeping(tp_t *tp, uint32_t v)
 
 int tp_sleep(tp_t *tp, int timeout_ms)
 {
-	int need = 1 + tp_tcp_nfds(tp->tcp), n, r;
+	int need, n, r;
 	char buf[64];
 
 	/* udp and multipath keep timers of their own; a job that fits its CPUs writes its node
@@ -95,6 +95,7 @@ int tp_sleep(tp_t *tp, int timeout_ms)
 	if (tp->udp || tp->mp || tp->tcp2 || (tp->shm && !tp->yield) || tp->selfq.head ||
 	    tp_queued(tp) || bell_open(tp) < 0)
 		return -1;
+	need = 1 + tp_tcp_nfds(tp->tcp);
 	if (need > tp->sleep_cap) {
 		struct pollfd *p = realloc(tp->sleep_pfd, sizeof *p * (size_t)need);
 		if (!p)
