@@ -8,42 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kvs_dir.h"
 #include "tap.h"
 #include "tp.h"
-
-/* A KVS in a temp directory (one file per key), shared by the forked ranks. */
-static char kvsdir[64];
-
-static int kput(void *arg, const char *key, const char *val)
-{
-	char p[256];
-	FILE *f;
-
-	(void)arg;
-	snprintf(p, sizeof p, "%s/%s", kvsdir, key);
-	f = fopen(p, "w");
-	if (!f)
-		return -1;
-	fputs(val, f);
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-static int kget(void *arg, const char *key, char *val, size_t len)
-{
-	char p[256];
-	FILE *f;
-	size_t n;
-
-	(void)arg;
-	snprintf(p, sizeof p, "%s/%s", kvsdir, key);
-	f = fopen(p, "r");
-	if (!f)
-		return -1;
-	n = fread(val, 1, len - 1, f);
-	val[n] = '\0';
-	fclose(f);
-	return 0;
-}
 
 static int got;
 
