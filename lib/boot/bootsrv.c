@@ -342,26 +342,9 @@ static void local_addrs(char *list, size_t len)
 	freeifaddrs(ifa);
 }
 
-/* The address this host sends from towards host (the route's source), or "" . */
-static void route_source(const char *host, char *out, size_t len)
-{
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
-
-	out[0] = '\0';
-	if (getaddrinfo(host, "9", &hints, &res) != 0 || !res)
-		return;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in me;
-	socklen_t ml = sizeof me;
-	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
-		inet_ntop(AF_INET, &me.sin_addr, out, (socklen_t)len);
-	if (fd >= 0)
-		close(fd);
-	freeaddrinfo(res);
-}
-
-/* Every IPv4/IPv6 address host resolves to, comma-separated into out ("" if none). */
+/* Every IPv4/IPv6 address host resolves to, comma-separated into out ("" if none). One
+ * lookup per host: a lost resolver reply costs the whole boot the resolver's retry interval
+ * (musl: 2.5 s), so nothing here asks twice. */
 static void host_addrs(const char *host, char *out, size_t len)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
@@ -378,13 +361,40 @@ static void host_addrs(const char *host, char *out, size_t len)
 	freeaddrinfo(res);
 }
 
+/* The address this host sends from towards the first IPv4 address of the list known (the
+ * route's source), or "". */
+static void route_source(const char *known, char *out, size_t len)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(9)}, me;
+	socklen_t ml = sizeof me;
+
+	out[0] = '\0';
+	for (const char *p = known; *p;) {
+		size_t l = strcspn(p, ",");
+		char one[INET6_ADDRSTRLEN];
+		snprintf(one, sizeof one, "%.*s", (int)l, p);
+		if (inet_pton(AF_INET, one, &to.sin_addr) == 1)
+			break;
+		to.sin_addr.s_addr = 0;
+		p += l + (p[l] == ',');
+	}
+	if (!to.sin_addr.s_addr)
+		return;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+		inet_ntop(AF_INET, &me.sin_addr, out, (socklen_t)len);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void node_addrs(boot_srv_t *s, struct snode *nd)
 {
 	char src[INET_ADDRSTRLEN];
 
 	nd->addrs[0] = '\0';
-	if (!s->local && nd->host) {
-		route_source(nd->host, src, sizeof src);
+	if (!s->local && nd->known[0]) {
+		route_source(nd->known, src, sizeof src);
 		if (src[0])
 			add_addr(nd->addrs, sizeof nd->addrs, src);
 	}
@@ -481,20 +491,26 @@ static int ctx_setup(lua_State *L)
 	free(s->n);
 	s->n = calloc((size_t)n + 1, sizeof *s->n);
 	s->nn = s->n ? (int)n : 0;
+	/* {promiscuous = true}: the schema's setting; {resolve = false}: the module was told not
+	 * to resolve the host names (ssh.verify = false: names only ssh's configuration knows),
+	 * so the origin asks no resolver about them either */
+	int resolve = 1;
+	if (lua_istable(L, 4)) {
+		lua_getfield(L, 4, "promiscuous");
+		s->promiscuous = lua_toboolean(L, -1);
+		lua_getfield(L, 4, "resolve");
+		resolve = lua_isnil(L, -1) || lua_toboolean(L, -1);
+		lua_pop(L, 2);
+	}
 	for (int i = 0; i < s->nn; i++) {
 		lua_geti(L, 2, i + 1);
 		lua_getfield(L, -1, "host");
 		s->n[i].host = strdup(lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
 		lua_pop(L, 2);
 		s->n[i].group = -1;
-		node_addrs(s, &s->n[i]);
-		if (!s->local)
+		if (!s->local && resolve && s->n[i].host)
 			host_addrs(s->n[i].host, s->n[i].known, sizeof s->n[i].known);
-	}
-	if (lua_istable(L, 4)) { /* {promiscuous = true}: the schema's setting */
-		lua_getfield(L, 4, "promiscuous");
-		s->promiscuous = lua_toboolean(L, -1);
-		lua_pop(L, 1);
+		node_addrs(s, &s->n[i]);
 	}
 	return 0;
 }
