@@ -72,6 +72,7 @@ struct boot_srv {
 	struct event *q;
 	int nq, qcap;
 	int drew_progress;
+	int draining; /* commit waits for the agents to hang up: each close ends a loop pass */
 };
 
 static int loopback(const char *a)
@@ -168,6 +169,8 @@ static void drop_link(boot_srv_t *s, boot_link_t *l)
 		nd->link = NULL;
 	free(p);
 	boot_link_destroy(l);
+	if (s->draining)
+		core_ev_stop(s->ev);
 }
 
 /* AGENT_INFO: u32 node, str host, u32 pid, u32 cpus, u32 port, str version, str slurm name,
@@ -917,6 +920,20 @@ void boot_srv_commit(boot_srv_t *s, const struct boot_universe *u)
 	for (int i = 0; i < s->nn; i++)
 		if (s->n[i].link)
 			boot_link_flush(s->n[i].link, 2000);
+	/* hang up without a reset: parents in a launch tree may still be reporting their
+	 * launches' exits, and closing on unread input resets the connection, which can make an
+	 * agent miss UNIVERSE (it then exits: "boot ended before the universe was complete");
+	 * send end of file and read on until each agent closes (bounded) */
+	for (int k = 0; k < s->npend;) {
+		struct pend *p = s->pend[k];
+		if (node_of(s, p) && boot_link_shutdown_write(p->l) == 0)
+			k++;
+		else
+			drop_link(s, p->l); /* unidentified, or failing: nothing to wait for */
+	}
+	s->draining = 1;
+	run_until(s, no_links, 2000);
+	s->draining = 0;
 	while (s->npend)
 		drop_link(s, s->pend[0]->l);
 }
