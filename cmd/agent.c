@@ -247,6 +247,34 @@ static void send_info(boot_link_t *l, const struct uargs *a, int port, const cha
 	core_w_free(&w);
 }
 
+/* ssh tells a node where its session came from (SSH_CONNECTION = "client cport server sport"):
+ * when that client address is one of boot's, the node has reached the origin from there
+ * already, so it goes first. Boot orders the list by the route to the node only when it could
+ * resolve the node's name (not with ssh.verify = false), and an address the node cannot reach
+ * costs a connect timeout. The list is rewritten in place. */
+static void prefer_ssh_client(char *addrs)
+{
+	const char *ssh = getenv("SSH_CONNECTION");
+	char want[64], out[600];
+	size_t wl = ssh ? strcspn(ssh, " ") : 0;
+
+	if (!wl || wl >= sizeof want || strlen(addrs) >= sizeof out)
+		return;
+	snprintf(want, sizeof want, "%.*s", (int)wl, ssh);
+	int found = 0;
+	snprintf(out, sizeof out, "%s", want);
+	for (const char *p = addrs; *p;) {
+		size_t l = strcspn(p, ",");
+		if (l == wl && !strncmp(p, want, wl))
+			found = 1;
+		else if (l)
+			snprintf(out + strlen(out), sizeof out - strlen(out), ",%.*s", (int)l, p);
+		p += l + (p[l] == ',');
+	}
+	if (found)
+		memcpy(addrs, out, strlen(out) + 1); /* same length as before */
+}
+
 static int agent_universe(struct uargs *a)
 {
 	unsigned char key[BOOT_KEY_LEN];
@@ -305,6 +333,7 @@ static int agent_universe(struct uargs *a)
 		}
 	}
 	/* reach boot: the addresses in order, each with its own timeout */
+	prefer_ssh_client(a->addrs);
 	char tried[600] = "";
 	for (char *s = a->addrs, *tok; fd < 0 && (tok = strsep(&s, ","));) {
 		fd = boot_tcp_connect_wait(tok, a->port, 5000, err, sizeof err);

@@ -371,7 +371,11 @@ local function prepare(ctx, src, opts, where, collect)
   if #s.nodes == 0 then error(s.file .. ": the schema lists no nodes", 0) end
   local problems = mod.verify_nodes(s, mopts, collect) or {}
   mod.prepare_boot(s, mopts)
-  if ctx.setup then ctx:setup(s.nodes, name, { promiscuous = s.promiscuous == true }) end
+  -- resolve = false: the module resolves no host name (ssh.verify = false: names only ssh's
+  -- configuration knows); the C side then asks no resolver about them either
+  if ctx.setup then
+    ctx:setup(s.nodes, name, { promiscuous = s.promiscuous == true, resolve = mopts.verify ~= false })
+  end
   local rte, rname = load_rte(s)
   local cache = {}
   local function rte_of(i) -- recon runs no RTE: it leaves nothing behind

@@ -626,4 +626,9 @@ int boot_sconn_flush(boot_sconn_t *s, int timeout_ms)
 	return r;
 }
 
+int boot_sconn_fd(const boot_sconn_t *s)
+{
+	return s->conn && s->state != ST_CLOSED ? core_conn_fd(s->conn) : -1;
+}
+
 /* }==== */

@@ -81,5 +81,7 @@ void boot_sconn_on_drain(boot_sconn_t *s, boot_sconn_drain_f cb);
 void boot_sconn_pause(boot_sconn_t *s, int paused);
 /* Write out everything queued, blocking up to timeout_ms. 0, or -1 with errno. */
 int boot_sconn_flush(boot_sconn_t *s, int timeout_ms);
+/* The socket, or -1 once closed. */
+int boot_sconn_fd(const boot_sconn_t *s);
 
 #endif

@@ -72,6 +72,7 @@ struct boot_srv {
 	struct event *q;
 	int nq, qcap;
 	int drew_progress;
+	int draining; /* commit waits for the agents to hang up: each close ends a loop pass */
 };
 
 static int loopback(const char *a)
@@ -168,6 +169,8 @@ static void drop_link(boot_srv_t *s, boot_link_t *l)
 		nd->link = NULL;
 	free(p);
 	boot_link_destroy(l);
+	if (s->draining)
+		core_ev_stop(s->ev);
 }
 
 /* AGENT_INFO: u32 node, str host, u32 pid, u32 cpus, u32 port, str version, str slurm name,
@@ -342,26 +345,9 @@ static void local_addrs(char *list, size_t len)
 	freeifaddrs(ifa);
 }
 
-/* The address this host sends from towards host (the route's source), or "" . */
-static void route_source(const char *host, char *out, size_t len)
-{
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
-
-	out[0] = '\0';
-	if (getaddrinfo(host, "9", &hints, &res) != 0 || !res)
-		return;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in me;
-	socklen_t ml = sizeof me;
-	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
-		inet_ntop(AF_INET, &me.sin_addr, out, (socklen_t)len);
-	if (fd >= 0)
-		close(fd);
-	freeaddrinfo(res);
-}
-
-/* Every IPv4/IPv6 address host resolves to, comma-separated into out ("" if none). */
+/* Every IPv4/IPv6 address host resolves to, comma-separated into out ("" if none). One
+ * lookup per host: a lost resolver reply costs the whole boot the resolver's retry interval
+ * (musl: 2.5 s), so nothing here asks twice. */
 static void host_addrs(const char *host, char *out, size_t len)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
@@ -378,13 +364,40 @@ static void host_addrs(const char *host, char *out, size_t len)
 	freeaddrinfo(res);
 }
 
+/* The address this host sends from towards the first IPv4 address of the list known (the
+ * route's source), or "". */
+static void route_source(const char *known, char *out, size_t len)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(9)}, me;
+	socklen_t ml = sizeof me;
+
+	out[0] = '\0';
+	for (const char *p = known; *p;) {
+		size_t l = strcspn(p, ",");
+		char one[INET6_ADDRSTRLEN];
+		snprintf(one, sizeof one, "%.*s", (int)l, p);
+		if (inet_pton(AF_INET, one, &to.sin_addr) == 1)
+			break;
+		to.sin_addr.s_addr = 0;
+		p += l + (p[l] == ',');
+	}
+	if (!to.sin_addr.s_addr)
+		return;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+		inet_ntop(AF_INET, &me.sin_addr, out, (socklen_t)len);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void node_addrs(boot_srv_t *s, struct snode *nd)
 {
 	char src[INET_ADDRSTRLEN];
 
 	nd->addrs[0] = '\0';
-	if (!s->local && nd->host) {
-		route_source(nd->host, src, sizeof src);
+	if (!s->local && nd->known[0]) {
+		route_source(nd->known, src, sizeof src);
 		if (src[0])
 			add_addr(nd->addrs, sizeof nd->addrs, src);
 	}
@@ -481,20 +494,26 @@ static int ctx_setup(lua_State *L)
 	free(s->n);
 	s->n = calloc((size_t)n + 1, sizeof *s->n);
 	s->nn = s->n ? (int)n : 0;
+	/* {promiscuous = true}: the schema's setting; {resolve = false}: the module was told not
+	 * to resolve the host names (ssh.verify = false: names only ssh's configuration knows),
+	 * so the origin asks no resolver about them either */
+	int resolve = 1;
+	if (lua_istable(L, 4)) {
+		lua_getfield(L, 4, "promiscuous");
+		s->promiscuous = lua_toboolean(L, -1);
+		lua_getfield(L, 4, "resolve");
+		resolve = lua_isnil(L, -1) || lua_toboolean(L, -1);
+		lua_pop(L, 2);
+	}
 	for (int i = 0; i < s->nn; i++) {
 		lua_geti(L, 2, i + 1);
 		lua_getfield(L, -1, "host");
 		s->n[i].host = strdup(lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
 		lua_pop(L, 2);
 		s->n[i].group = -1;
-		node_addrs(s, &s->n[i]);
-		if (!s->local)
+		if (!s->local && resolve && s->n[i].host)
 			host_addrs(s->n[i].host, s->n[i].known, sizeof s->n[i].known);
-	}
-	if (lua_istable(L, 4)) { /* {promiscuous = true}: the schema's setting */
-		lua_getfield(L, 4, "promiscuous");
-		s->promiscuous = lua_toboolean(L, -1);
-		lua_pop(L, 1);
+		node_addrs(s, &s->n[i]);
 	}
 	return 0;
 }
@@ -901,6 +920,20 @@ void boot_srv_commit(boot_srv_t *s, const struct boot_universe *u)
 	for (int i = 0; i < s->nn; i++)
 		if (s->n[i].link)
 			boot_link_flush(s->n[i].link, 2000);
+	/* hang up without a reset: parents in a launch tree may still be reporting their
+	 * launches' exits, and closing on unread input resets the connection, which can make an
+	 * agent miss UNIVERSE (it then exits: "boot ended before the universe was complete");
+	 * send end of file and read on until each agent closes (bounded) */
+	for (int k = 0; k < s->npend;) {
+		struct pend *p = s->pend[k];
+		if (node_of(s, p) && boot_link_shutdown_write(p->l) == 0)
+			k++;
+		else
+			drop_link(s, p->l); /* unidentified, or failing: nothing to wait for */
+	}
+	s->draining = 1;
+	run_until(s, no_links, 2000);
+	s->draining = 0;
 	while (s->npend)
 		drop_link(s, s->pend[0]->l);
 }

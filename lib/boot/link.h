@@ -44,6 +44,10 @@ int boot_link_congested(const boot_link_t *l);
 void boot_link_pause(boot_link_t *l, int paused);
 /* Write out what is queued, blocking up to timeout_ms. 0, or -1 with errno. */
 int boot_link_flush(boot_link_t *l, int timeout_ms);
+/* Send end of file after what was written (shutdown SHUT_WR); frames still come in until the
+ * peer closes. Closing a socket with unread input resets the connection instead, and the
+ * peer may lose what it had not read yet. 0, or -1 with errno. */
+int boot_link_shutdown_write(boot_link_t *l);
 const char *boot_link_peer(const boot_link_t *l);
 /* Change the callback argument (e.g. once an accepted link knows what it serves). */
 void boot_link_set_arg(boot_link_t *l, void *arg);

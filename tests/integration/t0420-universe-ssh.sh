@@ -2,8 +2,10 @@
 # t0420: a universe on 4 namespace "nodes", each with its own sshd, booted over real ssh with
 # every launch algorithm (tree: agents start their children over ssh); nodes, grow, halt; recon
 # with a node down; a node that cannot be reached fails at launch within the timeout and the
-# others are halted; a forged key fails at auth; kill -9 of every agent and rank then `wipe`
-# leaves nothing; MPICH programs run across the nodes.
+# others are halted; with ssh.verify = false the origin asks no resolver (a counting relay as
+# the nameserver, in a mount namespace) and agents call back first to where ssh came from; a
+# forged key fails at auth; kill -9 of every agent and rank then `wipe` leaves nothing; MPICH
+# programs run across the nodes.
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces)"
@@ -55,6 +57,78 @@ for alg in linear windowed tree; do
 	wait_gone 5 $pids; ok $? "$alg: every agent gone"
 done
 is "$(ours)" 0 "nothing left running"
+
+# The origin asks no resolver about names only ssh knows (ssh.verify = false): one lost reply
+# to such a query stalled a whole boot for the resolver's 2.5 s retry. Boot runs in a mount
+# namespace whose /etc/resolv.conf names a counting relay as the only nameserver (it answers
+# nothing: a query costs 1 s and shows in the counter).
+. "$LAMKIT_TOP/tests/lib/chaos.sh"
+at_exit chaos_stop_all
+isolated() { # isolated HOSTS-FILE|- LAMKIT-ARGS...: lamkit under our resolv.conf (and hosts)
+	local h=$1
+	shift
+	(cd "$T" && exec timeout -k 5 90 unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf &&
+		{ [ "$2" = - ] || mount --bind "$2" /etc/hosts; } && shift 2 && exec "$@"' sh \
+		"$T/resolv.conf" "$h" "$LAMKIT" "$@")
+}
+if ! command -v unshare >/dev/null; then
+	ok 0 "# SKIP no unshare: resolver checks"
+elif chaos_start dns --listen 127.0.0.153:53 --to 127.0.0.1:9; then
+	printf 'nameserver 127.0.0.153\noptions timeout:1 attempts:1\n' >"$T/resolv.conf"
+	out=$(isolated - boot -v tree.lua 2>&1); rc=$?
+	is "$rc" 0 "verify = false: boot under a resolver that never answers"
+	is "$(chaos_stat dns 0 received)" 0 "verify = false: not one resolver query from the origin"
+	like "$(grep '^node 4 ' "$U")" "^node 4 n4 $NETNS_SUBNET\.14 " "verify = false: n4 at its address"
+	pids=$(agent_pids)
+	lk halt >/dev/null 2>&1; is $? 0 "verify = false: halt"
+	wait_gone 5 $pids; ok $? "verify = false: every agent gone"
+	# verify = true with the names in /etc/hosts: the address check holds, still no query
+	{ cat /etc/hosts; for i in $(seq $K); do echo "$(netns_addr n$i) n$i"; done; } >"$T/hosts"
+	schema "$T/verify.lua" thread
+	sed -i 's/, verify = false//' "$T/verify.lua"
+	n0=$(chaos_stat dns 0 received)
+	out=$(isolated "$T/hosts" boot verify.lua 2>&1); rc=$?
+	is "$rc" 0 "verify = true, names in /etc/hosts: boot"
+	[ "$rc" = 0 ] || diag "$out"
+	is "$(chaos_stat dns 0 received)" "$n0" "verify = true, names in /etc/hosts: no resolver query"
+	like "$(grep '^node 2 ' "$U")" "^node 2 n2 $NETNS_SUBNET\.12 " "verify = true: n2 at its address"
+	pids=$(agent_pids)
+	lk halt >/dev/null 2>&1; is $? 0 "verify = true: halt"
+	wait_gone 5 $pids; ok $? "verify = true: every agent gone"
+	# the control: names that do not resolve reach the relay (so the zeros above mean something)
+	n0=$(chaos_stat dns 0 received)
+	out=$(isolated - boot verify.lua 2>&1); rc=$?
+	is "$rc" 1 "verify = true, names unknown: boot refuses"
+	like "$out" "cannot resolve host 'n1'" "and names the host"
+	ok "$([ "$(chaos_stat dns 0 received)" -gt "$n0" ]; echo $?)" "the relay saw that query"
+else
+	ok 1 "start a counting relay on 127.0.0.153:53"
+fi
+
+# Without resolving, boot cannot put the origin's address on the route to a node first; the
+# agent tries the address its ssh session came from (SSH_CONNECTION) first. Every other address
+# of the origin is routed, on every node, to a neighbour that does not exist: a connect to one
+# fails only after ARP gives up (about 3 s).
+others=$(ip -4 -o addr show up | awk '$2 != "lo" { sub(/\/.*/, "", $4); print $4 }' |
+	grep -vx "$NETNS_BRIDGE_ADDR" | tr '\n' ' ')
+if [ -z "$others" ]; then
+	ok 0 "# SKIP the origin has no address but the bridge's"
+else
+	for i in $(seq $K); do
+		for a in $others; do netns_exec "n$i" ip route add "$a/32" via "$NETNS_SUBNET.250"; done
+	done
+	t0=$(date +%s%N)
+	out=$(lk boot windowed.lua 2>&1); rc=$?
+	dt=$((($(date +%s%N) - t0) / 1000000))
+	is "$rc" 0 "verify = false, origin addresses the nodes cannot reach: boot"
+	ok "$([ "$dt" -lt 2500 ]; echo $?)" "agents call back where ssh came from first ($dt ms)"
+	pids=$(agent_pids)
+	lk halt >/dev/null 2>&1; is $? 0 "halt"
+	wait_gone 5 $pids; ok $? "every agent gone"
+	for i in $(seq $K); do
+		for a in $others; do netns_exec "n$i" ip route del "$a/32"; done
+	done
+fi
 
 # MPICH across the nodes (placement by slots: 2 per node)
 if [ -x "$MPI_BIN/mpich/ring" ]; then

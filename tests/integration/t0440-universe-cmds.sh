@@ -112,7 +112,8 @@ out=$(lk kill "$A" NOSUCH 2>&1); is $? 100 "an unknown signal is a usage error"
 out=$(lk exec hostname 2>&1); rc=$?
 is "$rc" 0 "exec hostname"
 is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "n1 n2 n3 n4 " "once on every node"
-out=$(lk exec -n 2 sh -c 'echo hi; exit 3' 2>&1); rc=$?
+# the first exit 3 ends the job: the pause lets the other copy print before that under load
+out=$(lk exec -n 2 sh -c 'echo hi; sleep 0.5; exit 3' 2>&1); rc=$?
 is "$rc" 3 "exec: the first failure's status"
 is "$(printf '%s\n' "$out" | grep -c '^hi$')" 2 "-n 2: two copies"
 
