@@ -166,6 +166,8 @@ int tp_tcp_poll(struct tp_tcp *t);
 int tp_tcp_busy(const struct tp_tcp *t);
 /* Whether fragments to peer are still queued on tcp (not yet handed to the kernel). */
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
+/* Largest fragment the tcp path is given (tp_frag_max). */
+size_t tp_tcp_frag_max(const struct tp_tcp *t);
 
 /* tcp business cards (tp_tcp_addr.c, format in doc/PROTOCOL-mpi-wire.md section 3). */
 #define TP_CARD_MAX 600 /* card bytes: a PMI-1 put line stays under 1024 */

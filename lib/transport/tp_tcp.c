@@ -36,6 +36,12 @@
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
 #define CONNECT_MS 3000        /* default bound of one connect attempt */
+/* Fragment size (tp_frag_max). Between namespace nodes with cubic, 1 MiB fragments against
+ * 256 KiB made a 1 MiB ping-pong 170 us instead of 201 and 4 MiB 715 instead of 824 (fewer
+ * writev calls and receives); on a connection left with bbr they doubled it (896 against 462
+ * us): one large write went out paced, in cwnd-sized rounds. */
+#define TCP_FRAG     (1 << 20)
+#define TCP_FRAG_BBR (256 * 1024)
 
 enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP };
 
@@ -66,6 +72,9 @@ struct tp_tcp {
 	unsigned calls;
 	int debug, connect_ms;
 	int no_place; /* LAMKIT_TCP_INPLACE=0: every payload through the buffer (to measure) */
+	char cc[16];  /* LAMKIT_TCP_CC: congestion control, "" = cubic (or reno) instead of bbr */
+	size_t frag;  /* LAMKIT_TCP_FRAG (to measure), or 0: TCP_FRAG, TCP_FRAG_BBR */
+	int bbr;      /* a connection was left with bbr */
 	int path; /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
 	const char *key;         /* card key prefix: "lk-tcp" or "lk-tcp2" */
 	struct tp_tcp_addr addr; /* own netid and subnets */
@@ -122,6 +131,10 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 	t->connect_ms = e && atoi(e) > 0 ? atoi(e) : CONNECT_MS;
 	e = getenv("LAMKIT_TCP_INPLACE");
 	t->no_place = e && !strcmp(e, "0");
+	e = getenv("LAMKIT_TCP_CC");
+	snprintf(t->cc, sizeof(t->cc), "%s", e ? e : "");
+	e = getenv("LAMKIT_TCP_FRAG");
+	t->frag = e && atol(e) >= 4096 && atol(e) <= (64L << 20) ? (size_t)atol(e) : 0;
 	if (listen_and_publish(t, publish, err, errlen) < 0) {
 		tp_tcp_destroy(t);
 		return NULL;
@@ -218,15 +231,46 @@ static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
 	c->dst = NULL;
 }
 
-static void tune(int fd)
+/* Congestion control: LAMKIT_TCP_CC names one ("system": leave the system's). By default a
+ * connection the system gives bbr gets cubic, or reno where cubic is not permitted (cubic needs
+ * CAP_NET_ADMIN unless listed in net.ipv4.tcp_allowed_congestion_control; reno is always
+ * allowed). Between two nodes' namespaces (veth, 5 us minimum rtt) bbr kept cwnd at 190-450
+ * packets (2x its bandwidth-delay estimate plus a few bursts) and paced at 9-25 Gbit/s: a
+ * 1 MiB message (724 packets) waited for 2-4 rounds of acks, a 384 KiB one often for a second:
+ * ping-pong 1 MiB 458 us against 192-198 with cubic or reno, whose cwnd (1600-2100 packets)
+ * took the whole message at once (bench/pingpong-sizes-netns). */
+static void set_cc(struct tp_tcp *t, int fd)
+{
+	char cur[16] = "";
+	socklen_t l = sizeof(cur) - 1;
+	int rc = 0;
+
+	if (t->cc[0] && strcmp(t->cc, "system"))
+		rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, t->cc, (socklen_t)strlen(t->cc));
+	else if (!t->cc[0] && getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) == 0 &&
+	         !strncmp(cur, "bbr", 3) &&
+	         (rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5)) < 0)
+		rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
+	l = sizeof(cur) - 1;
+	memset(cur, 0, sizeof(cur));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) == 0 && !strncmp(cur, "bbr", 3))
+		t->bbr = 1;
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d: congestion control %s%s\n", t->tp->cfg.rank,
+		        cur, rc < 0 ? " (LAMKIT_TCP_CC refused)" : "");
+}
+
+static void tune(struct tp_tcp *t, int fd)
 {
 	int one = 1, big = 4 << 20;
 
 	/* 4 MiB buffers (the kernel doubles them, up to wmem_max/rmem_max): 1-4 MiB ping-pong
-	 * bandwidth on loopback measured 1.2-1.6x that of the kernel's autotuning here. */
+	 * bandwidth on loopback measured 1.2-1.6x that of the kernel's autotuning here; between
+	 * namespace nodes autotuning was no faster at 128 KiB-4 MiB either. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	set_cc(t, fd);
 }
 
 /* ---- connecting ---- */
@@ -357,7 +401,7 @@ static int start_connect(struct tp_tcp *t, int peer)
 	msg[0] = '\0';
 	if (t->debug)
 		log_connected(t, peer, fd, cv[i].a, port);
-	tune(fd);
+	tune(t, fd);
 	conn_set(t, peer, fd, C_HELLO);
 	return 0;
 }
@@ -492,7 +536,7 @@ static int accept_one(struct tp_tcp *t)
 	}
 	if (t->debug)
 		fprintf(stderr, "lamkit tcp: rank %d <- rank %d: accepted\n", me, p);
-	tune(fd);
+	tune(t, fd);
 	conn_set(t, p, fd, C_UP); /* our own attempt, if any, loses to the lower rank's */
 	return 1;
 }
@@ -808,4 +852,9 @@ int tp_tcp_busy(const struct tp_tcp *t)
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer)
 {
 	return t->c[peer].q.head != NULL;
+}
+
+size_t tp_tcp_frag_max(const struct tp_tcp *t)
+{
+	return t->frag ? t->frag : t->bbr ? TCP_FRAG_BBR : TCP_FRAG;
 }

@@ -213,27 +213,101 @@ static void completion_order(void)
 	free(buf);
 }
 
+/* Bring lo up in this (private) network namespace: 0, or -1. */
+static int lo_up(void)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	rc = fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ? -1 : 0;
+	ifr.ifr_flags |= IFF_UP;
+	if (rc == 0 && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Connect rank 1 to rank 0 with LAMKIT_TCP_CC=cc (NULL: unset); rank 1's fragment size for
+ * rank 0 afterwards (256 KiB while a connection runs bbr, 1 MiB otherwise), 0 on failure. */
+static size_t frag_with_cc(const char *cc)
+{
+	struct state s0 = {0}, s1 = {0};
+	char err[256] = "";
+	uint32_t h[2] = {0, 0};
+	size_t frag = 0;
+	tp_t *a, *b;
+
+	kvs_n = 0;
+	if (cc)
+		setenv("LAMKIT_TCP_CC", cc, 1);
+	else
+		unsetenv("LAMKIT_TCP_CC");
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	if (a && b && tp_send(b, 0, h, 8, NULL, 0, NULL) >= 0) {
+		POLL_UNTIL(a, b, s0.got == 1);
+		frag = s0.got == 1 ? tp_frag_max(b, 0) : 0;
+	}
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+	unsetenv("LAMKIT_TCP_CC");
+	return frag;
+}
+
+/* In a private network namespace whose default congestion control is bbr: lamkit's connections
+ * leave it for cubic or reno by default, keep it with LAMKIT_TCP_CC=system, take reno when
+ * told; an unknown name keeps the system's. */
+static int cc_child(void)
+{
+	static const struct {
+		const char *cc;
+		size_t frag;
+	} want[] = {
+	    {NULL, 1 << 20}, {"system", 256 << 10}, {"reno", 1 << 20}, {"nosuch", 256 << 10}};
+	FILE *f;
+
+	if (unshare(CLONE_NEWNET) < 0)
+		return 77;
+	if (lo_up() < 0)
+		return 20;
+	f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "w");
+	if (!f || fputs("bbr\n", f) < 0 || fclose(f) != 0)
+		return 78; /* no bbr in this kernel */
+	setenv("LAMKIT_TCP_ADDR", "127.0.0.1", 1);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t got = frag_with_cc(want[i].cc);
+		printf("# LAMKIT_TCP_CC=%s: fragments of %zu bytes\n",
+		       want[i].cc ? want[i].cc : "(unset)", got);
+		fflush(stdout); /* the child leaves by _exit */
+		if (got != want[i].frag)
+			return 30 + (int)i;
+	}
+	/* unprivileged, cubic may be refused (not in tcp_allowed_congestion_control): then reno */
+	if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+		return 40;
+	if (frag_with_cc(NULL) != 1 << 20)
+		return 41;
+	printf("# unprivileged, LAMKIT_TCP_CC unset: 1 MiB fragments (cubic or reno)\n");
+	fflush(stdout);
+	return 0;
+}
+
 /* In a private network namespace: bring lo up, try an address with no route. */
 static int unreachable_child(void)
 {
 	struct state s0 = {0}, s1 = {0};
-	struct ifreq ifr = {0};
 	char err[256] = "";
 	uint32_t h[2] = {0, 0};
-	int fd, rc, e;
+	int rc, e;
 	double t0;
 	tp_t *a, *b;
 
 	if (unshare(CLONE_NEWNET) < 0)
 		return 77;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+	if (lo_up() < 0)
 		return 20;
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-		return 21;
-	close(fd);
 	kvs_n = 0;
 	setenv("LAMKIT_TCP_ADDR", "10.255.255.1/24", 1);
 	setenv("LAMKIT_TCP_CONNECT_MS", "500", 1);
@@ -282,6 +356,20 @@ int main(void)
 		       "unreachable address: EPIPE within the bound, one line naming rank and "
 		       "address; "
 		       "card lists only the up interfaces");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(cc_child());
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= 77)
+		printf("ok %d - # SKIP %s\n", ++tap_n,
+		       WEXITSTATUS(status) == 77 ? "no private network namespace (needs root)"
+		                                 : "no bbr congestion control to replace");
+	else
+		is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+		       "congestion control: bbr replaced by default (1 MiB fragments), also "
+		       "unprivileged; kept with LAMKIT_TCP_CC=system or an unknown name (256 KiB), "
+		       "reno when named");
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }
