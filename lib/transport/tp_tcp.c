@@ -72,7 +72,7 @@ struct tp_tcp {
 	unsigned calls;
 	int debug, connect_ms;
 	int no_place; /* LAMKIT_TCP_INPLACE=0: every payload through the buffer (to measure) */
-	char cc[16];  /* LAMKIT_TCP_CC: congestion control, "" = cubic (or reno) instead of bbr */
+	char cc[16];  /* LAMKIT_TCP_CC: congestion control, "" or "system" = the system's */
 	size_t frag;  /* LAMKIT_TCP_FRAG (to measure), or 0: TCP_FRAG, TCP_FRAG_BBR */
 	int bbr;      /* a connection was left with bbr */
 	int path; /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
@@ -231,14 +231,14 @@ static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
 	c->dst = NULL;
 }
 
-/* Congestion control: LAMKIT_TCP_CC names one ("system": leave the system's). By default a
- * connection the system gives bbr gets cubic, or reno where cubic is not permitted (cubic needs
- * CAP_NET_ADMIN unless listed in net.ipv4.tcp_allowed_congestion_control; reno is always
- * allowed). Between two nodes' namespaces (veth, 5 us minimum rtt) bbr kept cwnd at 190-450
- * packets (2x its bandwidth-delay estimate plus a few bursts) and paced at 9-25 Gbit/s: a
- * 1 MiB message (724 packets) waited for 2-4 rounds of acks, a 384 KiB one often for a second:
- * ping-pong 1 MiB 458 us against 192-198 with cubic or reno, whose cwnd (1600-2100 packets)
- * took the whole message at once (bench/pingpong-sizes-netns). */
+/* Congestion control: the system's, unless LAMKIT_TCP_CC names one ("system": the system's).
+ * Between two nodes' namespaces (veth, 5 us minimum rtt) bbr, this machine's default, kept cwnd
+ * at 190-450 packets (2x its bandwidth-delay estimate plus a few bursts) and paced at 9-25
+ * Gbit/s: a 1 MiB message (724 packets) waited for 2-4 rounds of acks, so a 1 MiB ping-pong took
+ * 458 us against 170 with cubic and 1 MiB fragments (bench/pingpong-sizes-netns). But streams of
+ * 1-4 MiB messages in flight (bench/pingpong-tcp --netns -s 0.1, bandwidth) stalled with cubic:
+ * in each of 6 runs some size fell to 220-1600 MB/s, against a steady 2000-3400 with bbr. So
+ * the default stays the system's; cubic or reno is an opt-in for ping-pong-bound codes. */
 static void set_cc(struct tp_tcp *t, int fd)
 {
 	char cur[16] = "";
@@ -247,12 +247,6 @@ static void set_cc(struct tp_tcp *t, int fd)
 
 	if (t->cc[0] && strcmp(t->cc, "system"))
 		rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, t->cc, (socklen_t)strlen(t->cc));
-	else if (!t->cc[0] && getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) == 0 &&
-	         !strncmp(cur, "bbr", 3) &&
-	         (rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5)) < 0)
-		rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4);
-	l = sizeof(cur) - 1;
-	memset(cur, 0, sizeof(cur));
 	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) == 0 && !strncmp(cur, "bbr", 3))
 		t->bbr = 1;
 	if (t->debug)
