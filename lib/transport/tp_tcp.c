@@ -36,12 +36,13 @@
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
 #define CONNECT_MS 3000        /* default bound of one connect attempt */
-/* Fragment size (tp_frag_max). Between namespace nodes with cubic, 1 MiB fragments against
- * 256 KiB made a 1 MiB ping-pong 170 us instead of 201 and 4 MiB 715 instead of 824 (fewer
- * writev calls and receives); on a connection left with bbr they doubled it (896 against 462
- * us): one large write went out paced, in cwnd-sized rounds. */
-#define TCP_FRAG     (1 << 20)
-#define TCP_FRAG_BBR (256 * 1024)
+/* Fragment size (tp_frag_max): 256 KiB, the size every tcp measurement before this knob was
+ * made with. With a congestion control named by LAMKIT_TCP_CC (not bbr), 1 MiB: between
+ * namespace nodes with cubic, 1 MiB fragments made a 1 MiB ping-pong 170 us instead of 201 and
+ * 4 MiB 715 instead of 824 (fewer writev calls and receives); on a connection with bbr they
+ * doubled it (896 against 462 us): one large write went out paced, in cwnd-sized rounds. */
+#define TCP_FRAG_NAMED (1 << 20)
+#define TCP_FRAG       (256 * 1024)
 
 enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP };
 
@@ -73,8 +74,8 @@ struct tp_tcp {
 	int debug, connect_ms;
 	int no_place; /* LAMKIT_TCP_INPLACE=0: every payload through the buffer (to measure) */
 	char cc[16];  /* LAMKIT_TCP_CC: congestion control, "" or "system" = the system's */
-	size_t frag;  /* LAMKIT_TCP_FRAG (to measure), or 0: TCP_FRAG, TCP_FRAG_BBR */
-	int bbr;      /* a connection was left with bbr */
+	size_t frag;  /* LAMKIT_TCP_FRAG (to measure), or 0: TCP_FRAG, TCP_FRAG_NAMED */
+	int named;    /* connections run the congestion control LAMKIT_TCP_CC named, not bbr */
 	int path; /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
 	const char *key;         /* card key prefix: "lk-tcp" or "lk-tcp2" */
 	struct tp_tcp_addr addr; /* own netid and subnets */
@@ -247,8 +248,9 @@ static void set_cc(struct tp_tcp *t, int fd)
 
 	if (t->cc[0] && strcmp(t->cc, "system"))
 		rc = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, t->cc, (socklen_t)strlen(t->cc));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) == 0 && !strncmp(cur, "bbr", 3))
-		t->bbr = 1;
+	if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cur, &l) < 0)
+		cur[0] = '\0';
+	t->named = t->cc[0] && strcmp(t->cc, "system") && rc == 0 && strncmp(cur, "bbr", 3) != 0;
 	if (t->debug)
 		fprintf(stderr, "lamkit tcp: rank %d: congestion control %s%s\n", t->tp->cfg.rank,
 		        cur, rc < 0 ? " (LAMKIT_TCP_CC refused)" : "");
@@ -850,5 +852,5 @@ int tp_tcp_queued_to(const struct tp_tcp *t, int peer)
 
 size_t tp_tcp_frag_max(const struct tp_tcp *t)
 {
-	return t->frag ? t->frag : t->bbr ? TCP_FRAG_BBR : TCP_FRAG;
+	return t->frag ? t->frag : t->named ? TCP_FRAG_NAMED : TCP_FRAG;
 }

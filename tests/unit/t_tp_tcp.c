@@ -230,7 +230,8 @@ static int lo_up(void)
 }
 
 /* Connect rank 1 to rank 0 with LAMKIT_TCP_CC=cc (NULL: unset); rank 1's fragment size for
- * rank 0 afterwards (256 KiB while a connection runs bbr, 1 MiB otherwise), 0 on failure. */
+ * rank 0 afterwards (1 MiB when the congestion control named is in use and is not bbr, 256 KiB
+ * otherwise), 0 on failure. */
 static size_t frag_with_cc(const char *cc)
 {
 	struct state s0 = {0}, s1 = {0};
@@ -365,7 +366,7 @@ int main(void)
 	if (WIFEXITED(status) && WEXITSTATUS(status) >= 77)
 		printf("ok %d - # SKIP %s\n", ++tap_n,
 		       WEXITSTATUS(status) == 77 ? "no private network namespace (needs root)"
-		                                 : "no bbr congestion control to replace");
+		                                 : "no bbr congestion control in this kernel");
 	else
 		is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
 		       "congestion control: the system's bbr kept by default, with "
