@@ -245,18 +245,29 @@ static int step(void)
 	return n;
 }
 
+/* Sleep in the transport until a peer sends or ms pass, then poll: the events handled then, or
+ * -1 when it cannot sleep now (the RMA progress thread or remote lock requests need polling, or
+ * the transport says no). */
+static int sleep_step(int ms)
+{
+	if (mpii.tp_mt || mpii.rma_waiting || tp_sleep(mpii.tp, ms) < 0)
+		return -1;
+	return step(); /* what woke it, handed up in this call */
+}
+
 static void progress(int wait)
 {
 	static unsigned idle;
+	int n;
 
 	if (step() > 0) {
 		idle = 0;
 		return;
 	}
 	idle++;
-	if (wait == 1 && mpii.yield && idle >= BLOCK_AFTER && !mpii.tp_mt && !mpii.rma_waiting &&
-	    tp_sleep(mpii.tp, BLOCK_TIMEOUT) >= 0) {
-		if (step() > 0) /* what woke it, handed up in this call */
+	if (wait == 1 && mpii.yield && idle >= BLOCK_AFTER &&
+	    (n = sleep_step(BLOCK_TIMEOUT)) >= 0) {
+		if (n > 0)
 			idle = 0;
 		return;
 	}
@@ -289,12 +300,7 @@ void mpii_progress_wait_mem(void)
 
 int mpii_progress_sleep(int ms)
 {
-	if (step() > 0)
-		return 1;
-	if (mpii.tp_mt || mpii.rma_waiting || tp_sleep(mpii.tp, ms) < 0)
-		return 0;
-	step();
-	return 1;
+	return step() > 0 || sleep_step(ms) >= 0;
 }
 
 /* ---- receive side ---- */
