@@ -154,8 +154,11 @@ static void policies(void)
 
 /* Fragments of 0..70 KiB: small ones on tcp, large ones on whichever path, udp dropping,
  * corrupting, duplicating and reordering; everything arrives once, in order, intact. Payloads
- * over 64 KiB that come over tcp are received in place. */
-static void stream(const char *policy, const char *faults, int n, const char *name, int second)
+ * over 64 KiB that come over tcp are received in place. Under sched=rate a busy machine may send
+ * every large one over udp (tcp's measured rate drops), so only a schedule that puts large ones
+ * on tcp whatever the timing (fixed weights, or two tcp paths) must show placements. */
+static void stream(const char *policy, const char *faults, int n, const char *name, int second,
+                   int must_place)
 {
 	struct state s0 = {0}, s1 = {0};
 	char err[256] = "";
@@ -168,6 +171,7 @@ static void stream(const char *policy, const char *faults, int n, const char *na
 	double t0;
 
 	kvs_n = 0;
+	place_asked = 0;
 	env(policy, faults);
 	a = make(0, &s0, err);
 	b = make(1, &s1, err);
@@ -204,8 +208,10 @@ static void stream(const char *policy, const char *faults, int n, const char *na
 	   (unsigned long long)fr[0], tp_mp_path_name(second), (unsigned long long)fr[second]);
 	ok(held > 0, "%llu fragments overtook others across paths and waited their turn",
 	   (unsigned long long)held);
-	ok(place_asked > 0 && s0.placed > 0, "%d payloads received in place (asked %d times)",
-	   s0.placed, place_asked);
+	is_int(s0.placed, place_asked, "each payload placed (%d) was handed up from its place",
+	       place_asked);
+	if (must_place)
+		ok(s0.placed > 0, "%d payloads over 64 KiB received in place", s0.placed);
 	tp_destroy(a, 0);
 	tp_destroy(b, 0);
 	free(pool);
@@ -341,12 +347,12 @@ int main(void)
 	if (!placepool)
 		return 1;
 	policies();
-	stream("tcp,udp", "drop=0.05,corrupt=0.05,dup=0.05,reorder=0.05,seed=5", 6000, "tcp+udp",
-	       1);
+	stream("tcp,udp", "drop=0.05,corrupt=0.05,dup=0.05,reorder=0.05,seed=5", 6000, "tcp+udp", 1,
+	       0);
 	stream("udp*1,tcp*1;sched=weight;small=udp;cutoff=1000", "drop=0.1,seed=9", 3000, "tcp+udp",
-	       1);
-	stream("tcp,tcp;sched=weight;cutoff=1000", NULL, 6000, "tcp+tcp2", TP_MP_TCP2);
-	stream("tcp,tcp", NULL, 3000, "tcp+tcp2", TP_MP_TCP2);
+	       1, 1);
+	stream("tcp,tcp;sched=weight;cutoff=1000", NULL, 6000, "tcp+tcp2", TP_MP_TCP2, 1);
+	stream("tcp,tcp", NULL, 3000, "tcp+tcp2", TP_MP_TCP2, 1);
 	sent_order("tcp,udp;sched=weight;cutoff=0");
 	sent_order("udp,tcp;sched=weight;cutoff=0");
 	sent_order("tcp,tcp;sched=weight;cutoff=0");
