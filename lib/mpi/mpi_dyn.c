@@ -53,11 +53,13 @@ static int dyn_queued(void)
  * intercommunicator on the agreed id, the accepting group first in the union order.
  */
 
-#define PORT_PREFIX "lamkit-port:"
-#define CARD        TP_DYN_CARD_MAX
+#define PORT_PREFIX   "lamkit-port:"
+#define HELLO_CONNECT 0
+#define HELLO_SPAWNED 1
+#define CARD          TP_DYN_CARD_MAX
 
 struct hello {
-	int32_t n, pad;
+	int32_t n, kind; /* kind: HELLO_CONNECT, or HELLO_SPAWNED (id and cards preset) */
 	uint64_t mask[MPII_NCTX_WORDS];
 	char card[CARD];
 };
@@ -197,7 +199,8 @@ static int accept_root(const char *port, const char *cards, int nl, const uint64
 	mpii_comm_release(hs);
 	hs = NULL;
 	h->card[CARD - 1] = '\0';
-	if (rc == MPI_SUCCESS && ((p = dyn_add_peer(h->card)) < 0 || h->n < 1))
+	if (rc == MPI_SUCCESS &&
+	    (h->kind != HELLO_CONNECT || (p = dyn_add_peer(h->card)) < 0 || h->n < 1))
 		rc = MPI_ERR_PORT;
 	if (rc == MPI_SUCCESS && !(hs = hs_comm(1, p)))
 		rc = MPI_ERR_NO_MEM;
@@ -311,6 +314,23 @@ static int members_at_root(struct mpii_comm *c, int root, uint64_t *mask, char *
 	return rc;
 }
 
+/* Claim id and make the intercommunicator of c's group and the n peers rw[] (taken). */
+static int build_inter(struct mpii_comm *c, int id, int n, int *rw, int acceptor, MPI_Comm *out)
+{
+	struct mpii_group *rg;
+	int rc;
+
+	mpii_ctx_claim((uint32_t)id);
+	rg = mpii_group_new(n, rw);
+	if (!rg)
+		return MPI_ERR_NO_MEM;
+	c->grp->refs++;
+	rc = mpii_comm_finish(c, c->grp, rg, (uint32_t)id * 2, out, NULL);
+	if (rc == MPI_SUCCESS)
+		mpii_comm(*out)->order = acceptor ? 1 : 2;
+	return rc;
+}
+
 /* The outcome a root broadcasts to its group: remote size, context id (or -code) and the first
  * remote cards, so that a small remote group (a spawning parent) costs one broadcast. */
 #define INLINE_CARDS 4
@@ -319,32 +339,24 @@ struct result {
 	char cards[INLINE_CARDS * CARD];
 };
 
-/* The members' side of accept/connect: every card of c and the ids free on it at the root; the
- * root runs its half; the outcome goes to everyone, who build the intercommunicator. */
-static int handshake(const char *port, int root, struct mpii_comm *c, int acceptor, MPI_Comm *out)
+/* The root's outcome to every member of c (rc: the root's own result; o: what it learned), and
+ * the intercommunicator every member builds from it (the accepting group first in the union
+ * order). Frees o->cards. MPI code. */
+static int share_outcome(struct mpii_comm *c, int root, int rc, struct outcome *o, int acceptor,
+                         MPI_Comm *out)
 {
-	uint64_t mask[MPII_NCTX_WORDS];
-	char *cards = NULL;
-	struct outcome o = {0, 0, NULL};
 	struct result res;
-	int rc, nin, *rw = NULL;
-	struct mpii_group *rg;
+	int nin, *rw = NULL;
 
-	*out = MPI_COMM_NULL;
 	memset(&res, 0, sizeof res);
-	rc = members_at_root(c, root, mask, &cards);
 	if (c->rank == root) {
-		if (rc == MPI_SUCCESS)
-			rc = acceptor ? accept_root(port, cards, c->size, mask, &o)
-			              : connect_root(port, cards, c->size, mask, &o);
-		res.n = o.n;
-		res.id = rc != MPI_SUCCESS ? -rc : o.id;
+		res.n = o->n;
+		res.id = rc != MPI_SUCCESS ? -rc : o->id;
 		if (res.id > 0)
-			memcpy(res.cards, o.cards,
-			       (size_t)(o.n < INLINE_CARDS ? o.n : INLINE_CARDS) * CARD);
+			memcpy(res.cards, o->cards,
+			       (size_t)(o->n < INLINE_CARDS ? o->n : INLINE_CARDS) * CARD);
 		rc = MPI_SUCCESS; /* the outcome tells the group */
 	}
-	free(cards);
 	/* a member whose own part failed still relays the outcome (others may hang off it) */
 	int bc = mpii_bcast(&res, (int)sizeof res, mpii_dt(MPI_BYTE), root, c);
 	if (rc == MPI_SUCCESS)
@@ -352,31 +364,42 @@ static int handshake(const char *port, int root, struct mpii_comm *c, int accept
 	if (rc == MPI_SUCCESS && res.id <= 0)
 		rc = -res.id;
 	nin = res.n < INLINE_CARDS ? res.n : INLINE_CARDS;
-	if (rc == MPI_SUCCESS && c->rank != root && !(o.cards = malloc((size_t)res.n * CARD + 1)))
+	if (rc == MPI_SUCCESS && c->rank != root && !(o->cards = malloc((size_t)res.n * CARD + 1)))
 		rc = MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS && c->rank != root)
-		memcpy(o.cards, res.cards, (size_t)nin * CARD);
+		memcpy(o->cards, res.cards, (size_t)nin * CARD);
 	if (rc == MPI_SUCCESS && res.n > nin)
-		rc = mpii_bcast(o.cards + (size_t)nin * CARD, (res.n - nin) * CARD,
+		rc = mpii_bcast(o->cards + (size_t)nin * CARD, (res.n - nin) * CARD,
 		                mpii_dt(MPI_CHAR), root, c);
 	if (rc == MPI_SUCCESS && !(rw = malloc(sizeof(int) * (size_t)(res.n + 1))))
 		rc = MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS)
-		rc = mpii_cards_world(o.cards, res.n, rw);
-	free(o.cards);
+		rc = mpii_cards_world(o->cards, res.n, rw);
+	free(o->cards);
+	o->cards = NULL;
 	if (rc != MPI_SUCCESS) {
 		free(rw);
 		return rc;
 	}
-	mpii_ctx_claim((uint32_t)res.id);
-	rg = mpii_group_new(res.n, rw);
-	if (!rg)
-		return MPI_ERR_NO_MEM;
-	c->grp->refs++;
-	rc = mpii_comm_finish(c, c->grp, rg, (uint32_t)res.id * 2, out, NULL);
-	if (rc == MPI_SUCCESS)
-		mpii_comm(*out)->order = acceptor ? 1 : 2;
-	return rc;
+	return build_inter(c, res.id, res.n, rw, acceptor, out);
+}
+
+/* The members' side of accept/connect: every card of c and the ids free on it at the root; the
+ * root runs its half; the outcome goes to everyone, who build the intercommunicator. */
+static int handshake(const char *port, int root, struct mpii_comm *c, int acceptor, MPI_Comm *out)
+{
+	uint64_t mask[MPII_NCTX_WORDS];
+	char *cards = NULL;
+	struct outcome o = {0, 0, NULL};
+	int rc;
+
+	*out = MPI_COMM_NULL;
+	rc = members_at_root(c, root, mask, &cards);
+	if (c->rank == root && rc == MPI_SUCCESS)
+		rc = acceptor ? accept_root(port, cards, c->size, mask, &o)
+		              : connect_root(port, cards, c->size, mask, &o);
+	free(cards);
+	return share_outcome(c, root, rc, &o, acceptor, out);
 }
 
 int mpii_cards(struct mpii_comm *c, char **cards)
@@ -416,6 +439,133 @@ int mpii_accept(const char *port, int root, struct mpii_comm *c, MPI_Comm *out)
 int mpii_connect(const char *port, int root, struct mpii_comm *c, MPI_Comm *out)
 {
 	return handshake(port, root, c, 0, out);
+}
+
+const char *mpii_port_card(const char *port)
+{
+	const char *card;
+	int tag;
+
+	return parse_port(port, &tag, &card) < 0 ? NULL : card;
+}
+
+/* ---- spawn: the children build their side alone (doc/PROTOCOL-mpi-wire.md section 8) ---- */
+
+int mpii_spawn_gather(struct mpii_comm *c, int root, uint64_t *mask, char **cards)
+{
+	return members_at_root(c, root, mask, cards);
+}
+
+/* The parents' root: HELLO from the children's root with the children's cards after it (one
+ * message: the root knows how many children it asked for). */
+static int spawn_accept_root(const char *port, int nchildren, struct outcome *o)
+{
+	size_t len = sizeof(struct hello) + (size_t)nchildren * CARD;
+	struct hello *h = calloc(1, len + 1);
+	const char *card;
+	int tag, rc;
+	struct mpii_comm *hs = NULL;
+
+	if (!h)
+		return MPI_ERR_NO_MEM;
+	rc = parse_port(port, &tag, &card) < 0 ? MPI_ERR_PORT : MPI_SUCCESS;
+	if (rc == MPI_SUCCESS && !(hs = hs_comm(1, -1)))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = recv_within(h, (int)len, MPI_ANY_SOURCE, tag, hs,
+		                 timeout_of("LAMKIT_MPI_ACCEPT_TIMEOUT", 600));
+	mpii_comm_release(hs);
+	h->card[CARD - 1] = '\0';
+	if (rc == MPI_SUCCESS &&
+	    (h->kind != HELLO_SPAWNED || h->n != nchildren || dyn_add_peer(h->card) < 0)) {
+		mpii_err_detail("the spawned processes' HELLO does not match the spawn");
+		rc = MPI_ERR_PORT;
+	}
+	if (rc == MPI_SUCCESS && !(o->cards = malloc((size_t)nchildren * CARD + 1)))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS) {
+		o->n = nchildren;
+		memcpy(o->cards, h + 1, (size_t)nchildren * CARD);
+	}
+	free(h);
+	return rc;
+}
+
+int mpii_spawn_accept(const char *port, int root, struct mpii_comm *c, int id, int nchildren,
+                      MPI_Comm *out)
+{
+	struct outcome o = {0, id, NULL};
+	int rc = MPI_SUCCESS;
+
+	*out = MPI_COMM_NULL;
+	if (c->rank == root)
+		rc = spawn_accept_root(port, nchildren, &o);
+	return share_outcome(c, root, rc, &o, 1, out);
+}
+
+/* The children's root: HELLO and the children's cards after it to the parents' root; no
+ * answer. */
+static int spawn_connect_root(const char *port, const char *cards, int n)
+{
+	size_t len = sizeof(struct hello) + (size_t)n * CARD;
+	struct hello *h = calloc(1, len);
+	const char *card;
+	int tag, rc = MPI_SUCCESS, p = -1;
+	struct mpii_comm *hs = NULL;
+
+	if (!h)
+		return MPI_ERR_NO_MEM;
+	if (parse_port(port, &tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 || p == mpii.rank) {
+		mpii_err_detail("the parents' port in the KVS is not a lamkit port");
+		rc = MPI_ERR_PORT;
+	} else if (dyn_reach(p) < 0) {
+		mpii_err_detail(tp_error(mpii.tp));
+		rc = MPI_ERR_PORT;
+	} else if (!(hs = hs_comm(0, p))) {
+		rc = MPI_ERR_NO_MEM;
+	}
+	if (rc == MPI_SUCCESS) {
+		h->n = n;
+		h->kind = HELLO_SPAWNED;
+		memcpy(h + 1, cards, (size_t)n * CARD);
+		if (dyn_card(h->card, sizeof h->card) < 0) {
+			mpii_err_detail(tp_error(mpii.tp));
+			rc = MPI_ERR_OTHER;
+		}
+	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_send(h, (int)len, mpii_dt(MPI_BYTE), 0, tag, hs, 0, MODE_STD);
+	mpii_comm_release(hs);
+	free(h);
+	return rc;
+}
+
+int mpii_spawn_connect(const char *port, int id, char *pcards, int np, struct mpii_comm *c,
+                       MPI_Comm *out)
+{
+	uint64_t mask[MPII_NCTX_WORDS];
+	char *cards = NULL;
+	int rc, *rw = NULL;
+
+	*out = MPI_COMM_NULL;
+	mpii_ctx_mine(mask);
+	if (!(mask[id / 64] >> (id % 64) & 1)) {
+		mpii_err_detail("the context id the parents chose is taken here");
+		return MPI_ERR_INTERN;
+	}
+	rc = members_at_root(c, 0, mask, &cards);
+	if (rc == MPI_SUCCESS && c->rank == 0)
+		rc = spawn_connect_root(port, cards, c->size);
+	free(cards);
+	if (rc == MPI_SUCCESS && !(rw = malloc(sizeof(int) * (size_t)(np + 1))))
+		rc = MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = mpii_cards_world(pcards, np, rw);
+	if (rc != MPI_SUCCESS) {
+		free(rw);
+		return rc;
+	}
+	return build_inter(c, id, np, rw, 0, out);
 }
 
 /* ---- the API ---- */

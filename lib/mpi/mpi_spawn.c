@@ -13,16 +13,67 @@
  * (doc/PROTOCOL-mpi-wire.md section 8).
  */
 #define PARENT_KEY "PARENT_ROOT_PORT_NAME"
+/* Without a handshake (parents of at most SPAWN_PRESET_MAX ranks): "ID,NPARENTS,ROOT" (no spaces:
+ * PMI-1 values end at one) and the card of each parent rank but the root's (which is in the port)
+ */
+#define PRESET_KEY       "lamkit-spawn"
+#define PRESET_CARD_KEY  "lamkit-spawn-card-%d"
+#define SPAWN_PRESET_MAX 16
+
+/* LAMKIT_MPI_SPAWN=handshake: the children connect as any job does (accept/connect), to test
+ * that path; it must be the same for every rank of the spawning job. */
+static int preset_allowed(const struct mpii_comm *c)
+{
+	const char *e = getenv("LAMKIT_MPI_SPAWN");
+
+	return c->size <= SPAWN_PRESET_MAX && !(e && !strcmp(e, "handshake"));
+}
+
+/* The children's side without a handshake: the id and the parents' cards from the KVS. */
+static int preset_connect(const char *kvsname, const char *port, const char *spec)
+{
+	const char *rcard = mpii_port_card(port);
+	char key[64], *cards;
+	int id, np, root, rc = MPI_SUCCESS;
+
+	if (sscanf(spec, "%d,%d,%d", &id, &np, &root) != 3 || id < 3 ||
+	    id >= MPII_NCTX_WORDS * 64 || np < 1 || np > SPAWN_PRESET_MAX || root < 0 ||
+	    root >= np || !rcard || strlen(rcard) >= MPII_CARD) {
+		mpii_err_detail("the parents' spawn keys in the KVS are malformed");
+		return MPI_ERR_INTERN;
+	}
+	if (!(cards = calloc((size_t)np, MPII_CARD)))
+		return MPI_ERR_NO_MEM;
+	memcpy(cards + (size_t)root * MPII_CARD, rcard, strlen(rcard) + 1);
+	for (int i = 0; rc == MPI_SUCCESS && i < np; i++) {
+		if (i == root)
+			continue;
+		snprintf(key, sizeof key, PRESET_CARD_KEY, i);
+		if (PMI_KVS_Get(kvsname, key, cards + (size_t)i * MPII_CARD, MPII_CARD) !=
+		    PMI_SUCCESS) {
+			mpii_err_detail("a parent's card is missing from the KVS");
+			rc = MPI_ERR_INTERN;
+		}
+	}
+	if (rc == MPI_SUCCESS)
+		rc = mpii_spawn_connect(port, id, cards, np, mpii_comm(MPI_COMM_WORLD),
+		                        &mpii.parent);
+	free(cards);
+	return rc;
+}
 
 int mpii_spawn_init(const char *kvsname)
 {
-	char port[MPI_MAX_PORT_NAME];
+	char port[MPI_MAX_PORT_NAME], spec[64];
 	int rc;
 
 	mpii.parent = MPI_COMM_NULL;
 	if (PMI_KVS_Get(kvsname, PARENT_KEY, port, (int)sizeof port) != PMI_SUCCESS)
 		return MPI_SUCCESS; /* started by PMI spawn, but not by an MPI_Comm_spawn */
-	rc = mpii_connect(port, 0, mpii_comm(MPI_COMM_WORLD), &mpii.parent);
+	if (PMI_KVS_Get(kvsname, PRESET_KEY, spec, (int)sizeof spec) == PMI_SUCCESS)
+		rc = preset_connect(kvsname, port, spec);
+	else
+		rc = mpii_connect(port, 0, mpii_comm(MPI_COMM_WORLD), &mpii.parent);
 	if (rc == MPI_SUCCESS) /* the name MPI gives it (MPI-4 11.8.2) */
 		snprintf(mpii_comm(mpii.parent)->name, MPI_MAX_OBJECT_NAME, "MPI_COMM_PARENT");
 	return rc;
@@ -68,13 +119,13 @@ static void kv_free(PMI_keyval_t *kv, int n)
 	free(kv);
 }
 
-/* The root's request to the process manager. 0 or an MPI code. */
+/* The root's request to the process manager; npre keys go into the children's KVS. 0 or an
+ * MPI code. */
 static int pm_spawn(int count, char **cmds, char ***argvs, const int *np, const MPI_Info *infos,
-                    const char *port)
+                    const PMI_keyval_t *pre, int npre)
 {
 	const PMI_keyval_t **iv = calloc((size_t)count, sizeof(*iv));
 	int *ni = calloc((size_t)count, sizeof(int)), total = 0, *errs, rc;
-	PMI_keyval_t pre = {PARENT_KEY, (char *)port};
 
 	for (int i = 0; i < count; i++)
 		total += np[i] > 0 ? np[i] : 0;
@@ -87,8 +138,8 @@ static int pm_spawn(int count, char **cmds, char ***argvs, const int *np, const 
 	}
 	for (int i = 0; infos && i < count; i++)
 		iv[i] = info_kv(infos[i], &ni[i]);
-	rc = PMI_Spawn_multiple(count, (const char **)cmds, (const char ***)argvs, np, ni, iv, 1,
-	                        &pre, errs);
+	rc = PMI_Spawn_multiple(count, (const char **)cmds, (const char ***)argvs, np, ni, iv, npre,
+	                        pre, errs);
 	for (int i = 0; i < count; i++)
 		kv_free((PMI_keyval_t *)iv[i], ni[i]);
 	free(iv);
@@ -116,12 +167,45 @@ static int check_args(int count, char **cmds, const int *np)
 	return MPI_SUCCESS;
 }
 
+/* The root starts the children: the port, and without a handshake (id > 0) the id and the
+ * cards of the parents in rank order, but the root's (its card is in the port). MPI code. */
+static int root_spawn(int count, char **cmds, char ***argvs, const int *np, const MPI_Info *infos,
+                      const char *port, int id, const char *pcards, int nparents, int root)
+{
+	PMI_keyval_t *pre = calloc((size_t)nparents + 2, sizeof(*pre));
+	char spec[48], (*keys)[32] = calloc((size_t)nparents, sizeof(*keys));
+	int npre = 0, rc;
+
+	if (!pre || !keys) {
+		free(pre);
+		free(keys);
+		return MPI_ERR_NO_MEM;
+	}
+	pre[npre++] = (PMI_keyval_t){PARENT_KEY, (char *)port};
+	if (id > 0) {
+		snprintf(spec, sizeof spec, "%d,%d,%d", id, nparents, root);
+		pre[npre++] = (PMI_keyval_t){PRESET_KEY, spec};
+		for (int i = 0; i < nparents; i++) {
+			if (i == root)
+				continue;
+			snprintf(keys[i], sizeof keys[i], PRESET_CARD_KEY, i);
+			pre[npre++] =
+			    (PMI_keyval_t){keys[i], (char *)pcards + (size_t)i * MPII_CARD};
+		}
+	}
+	rc = pm_spawn(count, cmds, argvs, np, infos, pre, npre);
+	free(pre);
+	free(keys);
+	return rc;
+}
+
 static int spawn(int count, char **cmds, char ***argvs, const int *np, const MPI_Info *infos,
                  int root, MPI_Comm comm, MPI_Comm *inter, int *errcodes, const char *fn)
 {
 	struct mpii_comm *c = mpii_comm(comm);
-	char port[MPI_MAX_PORT_NAME] = "";
-	int res[2] = {MPI_SUCCESS, 0}, rc;
+	char port[MPI_MAX_PORT_NAME] = "", *pcards = NULL;
+	uint64_t mask[MPII_NCTX_WORDS];
+	int res[3] = {MPI_SUCCESS, 0, 0}, rc, preset; /* result, children, preset id */
 
 	MPII_CHECK_INIT(fn);
 	if (!c || c->inter)
@@ -129,16 +213,24 @@ static int spawn(int count, char **cmds, char ***argvs, const int *np, const MPI
 	if (root < 0 || root >= c->size)
 		return mpii_err(c, MPI_ERR_ROOT, fn);
 	*inter = MPI_COMM_NULL;
+	/* without a handshake, the parents' free ids and cards are at the root before the
+	 * children start */
+	preset = preset_allowed(c);
+	rc = preset ? mpii_spawn_gather(c, root, mask, &pcards) : MPI_SUCCESS;
 	if (c->rank == root) {
-		res[0] = check_args(count, cmds, np);
+		res[0] = rc != MPI_SUCCESS ? rc : check_args(count, cmds, np);
 		for (int i = 0; res[0] == MPI_SUCCESS && i < count; i++)
 			res[1] += np[i];
 		if (res[0] == MPI_SUCCESS)
 			res[0] = mpii_open_port(port);
+		if (res[0] == MPI_SUCCESS && preset && !(res[2] = (int)mpii_ctx_lowest(mask)))
+			res[0] = MPI_ERR_INTERN; /* no context id free on every parent */
 		if (res[0] == MPI_SUCCESS)
-			res[0] = pm_spawn(count, cmds, argvs, np, infos, port);
+			res[0] = root_spawn(count, cmds, argvs, np, infos, port, res[2], pcards,
+			                    c->size, root);
 	}
-	rc = mpii_bcast(res, 2, mpii_dt(MPI_INT), root, c);
+	free(pcards);
+	rc = mpii_bcast(res, 3, mpii_dt(MPI_INT), root, c);
 	if (rc == MPI_SUCCESS)
 		rc = res[0];
 	for (int i = 0; errcodes && i < res[1]; i++)
@@ -146,7 +238,8 @@ static int spawn(int count, char **cmds, char ***argvs, const int *np, const MPI
 	if (rc == MPI_ERR_SPAWN && c->rank != root)
 		mpii_err_detail("the root's PMI_Spawn_multiple failed");
 	if (rc == MPI_SUCCESS)
-		rc = mpii_accept(port, root, c, inter);
+		rc = res[2] ? mpii_spawn_accept(port, root, c, res[2], res[1], inter)
+		            : mpii_accept(port, root, c, inter);
 	return mpii_err(c, rc, fn);
 }
 

@@ -589,6 +589,19 @@ int mpii_connect(const char *port, int root, struct mpii_comm *c, MPI_Comm *out)
 int mpii_cards(struct mpii_comm *c, char **cards);
 /* The peer index of each of the n cards into w[] (the cards are changed). MPI code. */
 int mpii_cards_world(char *cards, int n, int *w);
+/* The card in a port name, or NULL when it is not one of ours. */
+const char *mpii_port_card(const char *port);
+/* MPI_Comm_spawn without a handshake (doc/PROTOCOL-mpi-wire.md section 8, "Spawn"): the
+ * parents gather their masks and cards at the root before the children start
+ * (mpii_spawn_gather: members_at_root), the root picks the id and gives it and the parents'
+ * cards to the children through their KVS; the children's root sends HELLO and their cards
+ * (mpii_spawn_connect, in MPI_Init: nobody waits for an answer), the parents' root shares them
+ * (mpii_spawn_accept). MPI codes. */
+int mpii_spawn_gather(struct mpii_comm *c, int root, uint64_t *mask, char **cards);
+int mpii_spawn_accept(const char *port, int root, struct mpii_comm *c, int id, int nchildren,
+                      MPI_Comm *out);
+int mpii_spawn_connect(const char *port, int id, char *pcards, int np, struct mpii_comm *c,
+                       MPI_Comm *out);
 /* A spawned process: connect to the parents' port (MPI_Init). MPI code. */
 int mpii_spawn_init(const char *kvsname);
 

@@ -39,6 +39,16 @@ like "$out" "lk_dyn: spawn parents=2 children=3 talked" "messages both ways, bar
 like "$out" "lk_dyn: OK size=2 checks=" "the parents' checks pass"
 like "$out" "lk_dyn child: OK size=3 checks=" "the children's checks pass"
 [ "$rc" = 0 ] || diag "$out"
+# the children build their side from the id and cards in their KVS; with the root last, and
+# through the full accept/connect handshake as any other job connects
+out=$(LKX_TIMEOUT=60 lkx --local -n 3 "$P" spawn 2 2 2>&1); rc=$?
+is "$rc" 0 "3 parents (root 2) spawn 2 children"
+like "$out" "lk_dyn child: OK size=2 checks=" "children and parents talk, each rank to each"
+[ "$rc" = 0 ] || diag "$out"
+out=$(LKX_TIMEOUT=60 lkx --local -n 2 -genv LAMKIT_MPI_SPAWN handshake "$P" spawn 3 1 2>&1); rc=$?
+is "$rc" 0 "LAMKIT_MPI_SPAWN=handshake: 2 parents (root 1) spawn 3 children over accept/connect"
+like "$out" "lk_dyn child: OK size=3 checks=" "children and parents talk, each rank to each"
+[ "$rc" = 0 ] || diag "$out"
 out=$(LKX_TIMEOUT=60 lkx --local-agents 3:2 -n 2 "$P" spawn 4 2>&1); rc=$?
 is "$rc" 0 "--local-agents 3:2: 4 children on the other agents' slots"
 like "$out" "lk_dyn child: OK size=4 checks=" "talk with their parents"

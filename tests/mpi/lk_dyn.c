@@ -1,8 +1,9 @@
 /* tests/mpi/lk_dyn.c: dynamic processes in lamkit's MPI: spawn, spawn_multiple, accept/connect
  * between jobs, join, the errors.
- *   lk_dyn spawn N        every rank of the job spawns N children (collective, root 0): messages
- *                         both ways, barrier and allreduce over the intercommunicator and over
- *                         MPI_Intercomm_merge, MPI_UNIVERSE_SIZE; "lk_dyn: OK spawn ..." on rank 0
+ *   lk_dyn spawn N [R]    every rank of the job spawns N children (collective, root R, default
+ *                         0): messages both ways, barrier and allreduce over the
+ *                         intercommunicator and over MPI_Intercomm_merge, MPI_UNIVERSE_SIZE;
+ *                         "lk_dyn: OK spawn ..." on rank 0
  *   lk_dyn multi          spawn_multiple: 1 child of "app0", 2 of "app1"; MPI_APPNUM 0, 1, 1
  *   lk_dyn crash K        spawn 2 children; child 1 exits K after talking (the job fails); K =
  *                         kill: child 1 kills itself (SIGKILL) in the middle of a 4 MiB exchange
@@ -249,7 +250,7 @@ static int child(int argc, char **argv, MPI_Comm parent)
 	return lk_finish();
 }
 
-static int spawn(int n, const char *how)
+static int spawn(int n, int root, const char *how)
 {
 	char *args[3] = {"child", (char *)how, NULL};
 	int *errs = calloc((size_t)n, sizeof(int)), rsize = 0, an[3], *usize, flag = 0;
@@ -257,7 +258,7 @@ static int spawn(int n, const char *how)
 
 	MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
 	LK_CHECK(flag && *usize >= lk_size, "MPI_UNIVERSE_SIZE %d", flag ? *usize : -1);
-	MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
+	MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, root, MPI_COMM_WORLD, &inter, errs);
 	for (int i = 0; i < n; i++)
 		LK_CHECK(errs[i] == MPI_SUCCESS, "errcode[%d] = %d", i, errs[i]);
 	free(errs);
@@ -658,7 +659,7 @@ int main(int argc, char **argv)
 	if (parent != MPI_COMM_NULL)
 		return child(argc, argv, parent);
 	if (!strcmp(mode, "spawn"))
-		return spawn(argc > 2 ? atoi(argv[2]) : 2, "spawned");
+		return spawn(argc > 2 ? atoi(argv[2]) : 2, argc > 3 ? atoi(argv[3]) : 0, "spawned");
 	if (!strcmp(mode, "multi"))
 		return multi();
 	if (!strcmp(mode, "crash"))
