@@ -161,6 +161,13 @@ void mpii_err_detail(const char *why)
 	snprintf(detail, sizeof(detail), "%s", why ? why : "");
 }
 
+const char *mpii_err_take_detail(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", detail);
+	detail[0] = '\0';
+	return buf;
+}
+
 int mpii_err(struct mpii_comm *c, int code, const char *fn)
 {
 	struct errh *e;

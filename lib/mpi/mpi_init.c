@@ -121,8 +121,14 @@ static int do_init(int required, int *provided)
 	if (provided)
 		*provided = mpii.thread_level;
 	mpii.initialized = 1;
-	if (spawned && mpii_spawn_init(kvsname) != MPI_SUCCESS)
-		return init_fail("cannot connect to the parents' port (MPI_Comm_spawn)");
+	if (spawned && mpii_spawn_init(kvsname) != MPI_SUCCESS) {
+		char why[MPI_MAX_ERROR_STRING], line[MPI_MAX_ERROR_STRING + 64];
+		mpii_err_take_detail(why, sizeof why);
+		snprintf(line, sizeof line,
+		         "cannot connect to the parents' port (MPI_Comm_spawn)%s%s",
+		         *why ? ": " : "", why);
+		return init_fail(line);
+	}
 	return MPI_SUCCESS;
 }
 

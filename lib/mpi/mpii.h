@@ -256,6 +256,8 @@ int mpii_err(struct mpii_comm *c, int code, const char *fn);
 /* Say why the next error reported is happening (e.g. the transport's line naming the peer and
  * the addresses tried): the next mpii_err prints and aborts with it instead of the class text. */
 void mpii_err_detail(const char *why);
+/* The detail set by mpii_err_detail and not yet used, into buf ("" when none); it is used. */
+const char *mpii_err_take_detail(char *buf, size_t len);
 void mpii_err_fini(void);
 
 /* ---- attributes ---- */
