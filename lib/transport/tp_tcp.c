@@ -58,6 +58,7 @@ struct conn {
 	size_t incap, inlen;
 	char *dst; /* ops.place gave this for the payload of the frame whose header is in `in` */
 	size_t dlen, dgot;
+	struct tp_tcp_counts n; /* what this connection received (LAMKIT_TP_STATS, tests) */
 };
 
 struct tp_tcp {
@@ -76,7 +77,8 @@ struct tp_tcp {
 	char cc[16];  /* LAMKIT_TCP_CC: congestion control, "" or "system" = the system's */
 	size_t frag;  /* LAMKIT_TCP_FRAG (to measure), or 0: TCP_FRAG, TCP_FRAG_NAMED */
 	int named;    /* connections run the congestion control LAMKIT_TCP_CC named, not bbr */
-	int path; /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
+	int path;  /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
+	int stats; /* LAMKIT_TP_STATS: print each connection's counters at the end */
 	const char *key;         /* card key prefix: "lk-tcp" or "lk-tcp2" */
 	struct tp_tcp_addr addr; /* own netid and subnets */
 };
@@ -134,6 +136,8 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 	t->no_place = e && !strcmp(e, "0");
 	e = getenv("LAMKIT_TCP_CC");
 	snprintf(t->cc, sizeof(t->cc), "%s", e ? e : "");
+	e = getenv("LAMKIT_TP_STATS");
+	t->stats = e && *e && strcmp(e, "0") != 0;
 	e = getenv("LAMKIT_TCP_FRAG");
 	t->frag = e && atol(e) >= 4096 && atol(e) <= (64L << 20) ? (size_t)atol(e) : 0;
 	if (listen_and_publish(t, publish, err, errlen) < 0) {
@@ -141,6 +145,29 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 		return NULL;
 	}
 	return t;
+}
+
+/* LAMKIT_TP_STATS=1: what each connection received, and where large payloads went. */
+static void print_counts(const struct tp_tcp *t, int peer)
+{
+	const struct tp_tcp_counts *n = &t->c[peer].n;
+
+	if (!n->reads)
+		return;
+	fprintf(stderr,
+	        "lamkit tcp: rank %d <- %s%d: %llu frames in %llu reads, %llu large (%llu bytes): "
+	        "%llu bytes received in place, %llu moved there from the buffer, %llu delivered "
+	        "from the buffer (%llu frames, %llu not placed by the layer above); buffer %zu "
+	        "bytes; sent %llu frames in %llu writes (%llu partial)\n",
+	        t->tp->cfg.rank, t->path ? "tcp2 " : "rank ", peer, n->frames, n->reads, n->large,
+	        n->large_bytes, n->placed_bytes, n->moved_bytes, n->buffered_bytes,
+	        n->buffered_frames, n->refused, t->c[peer].incap, n->sent_frames, n->writes,
+	        n->partial_writes);
+}
+
+void tp_tcp_counts(const struct tp_tcp *t, int peer, struct tp_tcp_counts *out)
+{
+	*out = t->c[peer].n;
 }
 
 void tp_tcp_destroy(struct tp_tcp *t)
@@ -151,6 +178,8 @@ void tp_tcp_destroy(struct tp_tcp *t)
 		return;
 	for (int i = 0; t->c && i < t->n; i++) {
 		struct tp_frag *f;
+		if (t->stats)
+			print_counts(t, i);
 		if (t->c[i].fd >= 0)
 			close(t->c[i].fd);
 		while ((f = tp_fifo_pop(&t->c[i].q)))
@@ -431,11 +460,15 @@ static int push(struct tp_tcp *t, struct conn *c)
 		iov[k].iov_base = (char *)iov[k].iov_base + skip;
 		iov[k].iov_len -= skip;
 		w = writev(c->fd, iov + k, 3 - k);
+		c->n.writes++;
 		if (w < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
 		f->done += (size_t)w;
-		if (f->done < total)
+		if (f->done < total) {
+			c->n.partial_writes++;
 			return n;
+		}
+		c->n.sent_frames++;
 		tp_fifo_pop(&c->q);
 		t->nqueued--;
 		c->qbytes -= f->len;
@@ -466,8 +499,12 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
 		ssize_t w = writev(c->fd, iov, len ? 3 : 2);
 
-		if (w == (ssize_t)(8 + hlen + len))
+		c->n.writes++;
+		if (w == (ssize_t)(8 + hlen + len)) {
+			c->n.sent_frames++;
 			return 0;
+		}
+		c->n.partial_writes++;
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return fail_peer(t, peer);
 		done = w > 0 ? (size_t)w : 0;
@@ -588,6 +625,13 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 		}
 		if (c->inlen - off < 8 + (size_t)pre[0] + pre[1])
 			break;
+		c->n.frames++;
+		if (pre[1] > IN_SMALL) {
+			c->n.large++;
+			c->n.large_bytes += pre[1];
+			c->n.buffered_frames++;
+			c->n.buffered_bytes += pre[1];
+		}
 		if (tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + off + 8, pre[0]), pre[0],
 		               c->in + off + 8 + pre[0], pre[1], 0) < 0)
 			return -1;
@@ -644,10 +688,13 @@ static void try_place(struct tp_tcp *t, struct conn *c, int peer)
 		return;
 	c->dst = t->tp->cfg.ops.place(t->tp->cfg.arg, peer, hdr_copy(&h, c->in + 8, pre[0]), pre[0],
 	                              pre[1]);
-	if (!c->dst)
+	if (!c->dst) {
+		c->n.refused++;
 		return;
+	}
 	have = c->inlen - 8 - pre[0];
 	memcpy(c->dst, c->in + 8 + pre[0], have);
+	c->n.moved_bytes += have;
 	c->dlen = pre[1];
 	c->dgot = have;
 	c->inlen = 8 + pre[0];
@@ -663,6 +710,9 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 	memcpy(&hlen, c->in, 4);
 	c->dst = NULL;
 	c->inlen = 0;
+	c->n.frames++;
+	c->n.large++;
+	c->n.large_bytes += c->dlen;
 	return tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst, c->dlen,
 	                  1) < 0
 	           ? -1
@@ -684,6 +734,9 @@ static int read_frames(struct tp_tcp *t, int peer)
 		if (c->dst) {
 			want = c->dlen - c->dgot;
 			r = recv(c->fd, c->dst + c->dgot, want, 0);
+			c->n.reads++;
+			if (r > 0)
+				c->n.placed_bytes += (size_t)r;
 			if (r <= 0) {
 				if (r < 0 && (errno == EAGAIN || errno == EINTR))
 					return n;
@@ -712,6 +765,7 @@ static int read_frames(struct tp_tcp *t, int peer)
 		}
 		want = need > IN_SMALL ? need - c->inlen : c->incap - c->inlen;
 		r = recv(c->fd, c->in + c->inlen, want, 0);
+		c->n.reads++;
 		if (r < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
 		if (r == 0) {
