@@ -58,6 +58,10 @@ struct conn {
 	size_t incap, inlen;
 	char *dst; /* ops.place gave this for the payload of the frame whose header is in `in` */
 	size_t dlen, dgot;
+	/* 8 + hlen of the last large frame: a read at the start of a frame asks for this much only
+	 * (0: as much as the small buffer holds), see read_size */
+	size_t hint;
+	unsigned nsmall; /* small frames with a payload since the last large one (hint_check) */
 	struct tp_tcp_counts n; /* what this connection received (LAMKIT_TP_STATS, tests) */
 };
 
@@ -243,6 +247,8 @@ static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 	c->ackn = 0;
 	c->inlen = 0;
 	c->dst = NULL;
+	c->hint = 0;
+	c->nsmall = 0;
 }
 
 /* Close peer's socket and drop it from the active list (the last entry takes its place). */
@@ -627,6 +633,8 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 			break;
 		c->n.frames++;
 		if (pre[1] > IN_SMALL) {
+			c->hint = 8 + (size_t)pre[0];
+			c->nsmall = 0;
 			c->n.large++;
 			c->n.large_bytes += pre[1];
 			c->n.buffered_frames++;
@@ -710,6 +718,8 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 	memcpy(&hlen, c->in, 4);
 	c->dst = NULL;
 	c->inlen = 0;
+	c->hint = 8 + (size_t)hlen;
+	c->nsmall = 0;
 	c->n.frames++;
 	c->n.large++;
 	c->n.large_bytes += c->dlen;
@@ -719,13 +729,54 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 	           : 1;
 }
 
+/* How much to ask for in the next recv into the buffer, for a frame that needs `need` bytes (8
+ * while its prefix is incomplete). A large frame: up to the end of its header when its payload
+ * may go in place (ops.place is asked then; this read asked for the small buffer's end while
+ * the prefix was in and the header not), else up to its end, so that what follows stays in the
+ * socket. Otherwise as much as the small buffer holds (IN_SMALL + 64), whatever the buffer grew
+ * to for a large frame that was not placed: reading its whole capacity swallowed the next large
+ * frames, which were then copied out of the buffer. But on a connection that carries large
+ * frames (c->hint), only up to the header of the next frame (its first c->hint bytes): a large
+ * payload then goes in place from its first byte, instead of the first read's share (a quarter
+ * of a 256 KiB fragment) being moved there from the buffer. *hinted: the read was so limited. */
+static size_t read_size(const struct tp_tcp *t, const struct conn *c, size_t need, int *hinted)
+{
+	*hinted = 0;
+	if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t))
+		return 8 + hdr_len(c) - c->inlen;
+	if (need > IN_SMALL)
+		return need - c->inlen;
+	if (c->hint && can_place(t)) {
+		*hinted = 1;
+		return c->inlen < 8 ? c->hint - c->inlen : need - c->inlen + c->hint;
+	}
+	return IN_SMALL + 64 - c->inlen;
+}
+
+/* After a read limited to the next header (read_size) filled, with the frames it completed
+ * delivered: a small frame with a payload still partial at the start of the buffer costs one
+ * more recv than a read of the whole small buffer would have. The second in a row without a
+ * large frame between says the connection carries small messages now: read them as before
+ * until the next large frame. Frames without a payload (the rendezvous' control frames
+ * between large ones) do not count. */
+static void hint_check(struct conn *c)
+{
+	uint32_t pre[2];
+
+	if (c->inlen < 8)
+		return;
+	memcpy(pre, c->in, 8);
+	if (pre[1] && pre[1] <= IN_SMALL && ++c->nsmall >= 2)
+		c->hint = 0;
+}
+
 /* Read whatever is available into the buffer (one recv when little is waiting); deliver
  * complete frames. Large frames are read up to their end only, so nothing is moved, or straight
  * into the place the layer above gave (try_place). */
 static int read_frames(struct tp_tcp *t, int peer)
 {
 	struct conn *c = &t->c[peer];
-	int n = 0, k;
+	int n = 0, k, hinted;
 
 	for (;;) {
 		size_t need = frame_need(c), want;
@@ -752,18 +803,16 @@ static int read_frames(struct tp_tcp *t, int peer)
 				return n;
 			continue;
 		}
-		/* A large payload that may go in place: read its header first, then ask where. */
-		if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t))
-			need = 8 + hdr_len(c);
-		if (need > c->incap || !c->in) {
-			size_t cap = need > IN_SMALL + 64 ? need : IN_SMALL + 64;
+		want = read_size(t, c, need, &hinted);
+		if (c->inlen + want > c->incap || !c->in) {
+			size_t cap =
+			    c->inlen + want > IN_SMALL + 64 ? c->inlen + want : IN_SMALL + 64;
 			char *nb = realloc(c->in, cap);
 			if (!nb)
 				return -1;
 			c->in = nb;
 			c->incap = cap;
 		}
-		want = need > IN_SMALL ? need - c->inlen : c->incap - c->inlen;
 		r = recv(c->fd, c->in + c->inlen, want, 0);
 		c->n.reads++;
 		if (r < 0)
@@ -780,6 +829,8 @@ static int read_frames(struct tp_tcp *t, int peer)
 		if ((k = deliver(t, c, peer)) < 0)
 			return -1;
 		n += k;
+		if (hinted && (size_t)r == want)
+			hint_check(c);
 		try_place(t, c, peer);
 		if ((size_t)r < want)
 			return n; /* drained for now */
