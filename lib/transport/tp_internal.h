@@ -168,6 +168,18 @@ int tp_tcp_busy(const struct tp_tcp *t);
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
 /* Largest fragment the tcp path is given (tp_frag_max). */
 size_t tp_tcp_frag_max(const struct tp_tcp *t);
+/* What one connection carried (LAMKIT_TP_STATS=1 prints it at the end). A payload over 64 KiB
+ * ("large") is received in place (placed_bytes, by the kernel into the memory ops.place named),
+ * or moved there with memcpy from the connection's buffer when the read that brought its header
+ * brought part of it too (moved_bytes), or delivered whole from the buffer (buffered_bytes:
+ * ops.place said NULL, `refused` times, or was never asked because the whole frame had come in
+ * one read). */
+struct tp_tcp_counts {
+	unsigned long long reads, frames, large, large_bytes, placed_bytes, moved_bytes;
+	unsigned long long buffered_bytes, buffered_frames, refused;
+	unsigned long long writes, partial_writes, sent_frames;
+};
+void tp_tcp_counts(const struct tp_tcp *t, int peer, struct tp_tcp_counts *out);
 
 /* tcp business cards (tp_tcp_addr.c, format in doc/PROTOCOL-mpi-wire.md section 3). */
 #define TP_CARD_MAX 600 /* card bytes: a PMI-1 put line stays under 1024 */

@@ -58,6 +58,11 @@ struct conn {
 	size_t incap, inlen;
 	char *dst; /* ops.place gave this for the payload of the frame whose header is in `in` */
 	size_t dlen, dgot;
+	/* 8 + hlen of the last large frame: a read at the start of a frame asks for this much only
+	 * (0: as much as the small buffer holds), see read_size */
+	size_t hint;
+	unsigned nsmall; /* small frames with a payload since the last large one (hint_check) */
+	struct tp_tcp_counts n; /* what this connection received (LAMKIT_TP_STATS, tests) */
 };
 
 struct tp_tcp {
@@ -76,7 +81,8 @@ struct tp_tcp {
 	char cc[16];  /* LAMKIT_TCP_CC: congestion control, "" or "system" = the system's */
 	size_t frag;  /* LAMKIT_TCP_FRAG (to measure), or 0: TCP_FRAG, TCP_FRAG_NAMED */
 	int named;    /* connections run the congestion control LAMKIT_TCP_CC named, not bbr */
-	int path; /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
+	int path;  /* multipath path of this instance: 0, or TP_MP_TCP2 (the second connection) */
+	int stats; /* LAMKIT_TP_STATS: print each connection's counters at the end */
 	const char *key;         /* card key prefix: "lk-tcp" or "lk-tcp2" */
 	struct tp_tcp_addr addr; /* own netid and subnets */
 };
@@ -134,6 +140,8 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 	t->no_place = e && !strcmp(e, "0");
 	e = getenv("LAMKIT_TCP_CC");
 	snprintf(t->cc, sizeof(t->cc), "%s", e ? e : "");
+	e = getenv("LAMKIT_TP_STATS");
+	t->stats = e && *e && strcmp(e, "0") != 0;
 	e = getenv("LAMKIT_TCP_FRAG");
 	t->frag = e && atol(e) >= 4096 && atol(e) <= (64L << 20) ? (size_t)atol(e) : 0;
 	if (listen_and_publish(t, publish, err, errlen) < 0) {
@@ -141,6 +149,29 @@ struct tp_tcp *tp_tcp_create(tp_t *tp, int publish, char *err, size_t errlen)
 		return NULL;
 	}
 	return t;
+}
+
+/* LAMKIT_TP_STATS=1: what each connection received, and where large payloads went. */
+static void print_counts(const struct tp_tcp *t, int peer)
+{
+	const struct tp_tcp_counts *n = &t->c[peer].n;
+
+	if (!n->reads)
+		return;
+	fprintf(stderr,
+	        "lamkit tcp: rank %d <- %s%d: %llu frames in %llu reads, %llu large (%llu bytes): "
+	        "%llu bytes received in place, %llu moved there from the buffer, %llu delivered "
+	        "from the buffer (%llu frames, %llu not placed by the layer above); buffer %zu "
+	        "bytes; sent %llu frames in %llu writes (%llu partial)\n",
+	        t->tp->cfg.rank, t->path ? "tcp2 " : "rank ", peer, n->frames, n->reads, n->large,
+	        n->large_bytes, n->placed_bytes, n->moved_bytes, n->buffered_bytes,
+	        n->buffered_frames, n->refused, t->c[peer].incap, n->sent_frames, n->writes,
+	        n->partial_writes);
+}
+
+void tp_tcp_counts(const struct tp_tcp *t, int peer, struct tp_tcp_counts *out)
+{
+	*out = t->c[peer].n;
 }
 
 void tp_tcp_destroy(struct tp_tcp *t)
@@ -151,6 +182,8 @@ void tp_tcp_destroy(struct tp_tcp *t)
 		return;
 	for (int i = 0; t->c && i < t->n; i++) {
 		struct tp_frag *f;
+		if (t->stats)
+			print_counts(t, i);
 		if (t->c[i].fd >= 0)
 			close(t->c[i].fd);
 		while ((f = tp_fifo_pop(&t->c[i].q)))
@@ -214,6 +247,8 @@ static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 	c->ackn = 0;
 	c->inlen = 0;
 	c->dst = NULL;
+	c->hint = 0;
+	c->nsmall = 0;
 }
 
 /* Close peer's socket and drop it from the active list (the last entry takes its place). */
@@ -431,11 +466,15 @@ static int push(struct tp_tcp *t, struct conn *c)
 		iov[k].iov_base = (char *)iov[k].iov_base + skip;
 		iov[k].iov_len -= skip;
 		w = writev(c->fd, iov + k, 3 - k);
+		c->n.writes++;
 		if (w < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
 		f->done += (size_t)w;
-		if (f->done < total)
+		if (f->done < total) {
+			c->n.partial_writes++;
 			return n;
+		}
+		c->n.sent_frames++;
 		tp_fifo_pop(&c->q);
 		t->nqueued--;
 		c->qbytes -= f->len;
@@ -466,8 +505,12 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
 		ssize_t w = writev(c->fd, iov, len ? 3 : 2);
 
-		if (w == (ssize_t)(8 + hlen + len))
+		c->n.writes++;
+		if (w == (ssize_t)(8 + hlen + len)) {
+			c->n.sent_frames++;
 			return 0;
+		}
+		c->n.partial_writes++;
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return fail_peer(t, peer);
 		done = w > 0 ? (size_t)w : 0;
@@ -588,6 +631,15 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 		}
 		if (c->inlen - off < 8 + (size_t)pre[0] + pre[1])
 			break;
+		c->n.frames++;
+		if (pre[1] > IN_SMALL) {
+			c->hint = 8 + (size_t)pre[0];
+			c->nsmall = 0;
+			c->n.large++;
+			c->n.large_bytes += pre[1];
+			c->n.buffered_frames++;
+			c->n.buffered_bytes += pre[1];
+		}
 		if (tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + off + 8, pre[0]), pre[0],
 		               c->in + off + 8 + pre[0], pre[1], 0) < 0)
 			return -1;
@@ -644,10 +696,13 @@ static void try_place(struct tp_tcp *t, struct conn *c, int peer)
 		return;
 	c->dst = t->tp->cfg.ops.place(t->tp->cfg.arg, peer, hdr_copy(&h, c->in + 8, pre[0]), pre[0],
 	                              pre[1]);
-	if (!c->dst)
+	if (!c->dst) {
+		c->n.refused++;
 		return;
+	}
 	have = c->inlen - 8 - pre[0];
 	memcpy(c->dst, c->in + 8 + pre[0], have);
+	c->n.moved_bytes += have;
 	c->dlen = pre[1];
 	c->dgot = have;
 	c->inlen = 8 + pre[0];
@@ -663,10 +718,56 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 	memcpy(&hlen, c->in, 4);
 	c->dst = NULL;
 	c->inlen = 0;
+	c->hint = 8 + (size_t)hlen;
+	c->nsmall = 0;
+	c->n.frames++;
+	c->n.large++;
+	c->n.large_bytes += c->dlen;
 	return tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst, c->dlen,
 	                  1) < 0
 	           ? -1
 	           : 1;
+}
+
+/* How much to ask for in the next recv into the buffer, for a frame that needs `need` bytes (8
+ * while its prefix is incomplete). A large frame: up to the end of its header when its payload
+ * may go in place (ops.place is asked then; this read asked for the small buffer's end while
+ * the prefix was in and the header not), else up to its end, so that what follows stays in the
+ * socket. Otherwise as much as the small buffer holds (IN_SMALL + 64), whatever the buffer grew
+ * to for a large frame that was not placed: reading its whole capacity swallowed the next large
+ * frames, which were then copied out of the buffer. But on a connection that carries large
+ * frames (c->hint), only up to the header of the next frame (its first c->hint bytes): a large
+ * payload then goes in place from its first byte, instead of the first read's share (a quarter
+ * of a 256 KiB fragment) being moved there from the buffer. *hinted: the read was so limited. */
+static size_t read_size(const struct tp_tcp *t, const struct conn *c, size_t need, int *hinted)
+{
+	*hinted = 0;
+	if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t))
+		return 8 + hdr_len(c) - c->inlen;
+	if (need > IN_SMALL)
+		return need - c->inlen;
+	if (c->hint && can_place(t)) {
+		*hinted = 1;
+		return c->inlen < 8 ? c->hint - c->inlen : need - c->inlen + c->hint;
+	}
+	return IN_SMALL + 64 - c->inlen;
+}
+
+/* After a read limited to the next header (read_size) filled, with the frames it completed
+ * delivered: a small frame with a payload still partial at the start of the buffer costs one
+ * more recv than a read of the whole small buffer would have. The second in a row without a
+ * large frame between says the connection carries small messages now: read them as before
+ * until the next large frame. Frames without a payload (the rendezvous' control frames
+ * between large ones) do not count. */
+static void hint_check(struct conn *c)
+{
+	uint32_t pre[2];
+
+	if (c->inlen < 8)
+		return;
+	memcpy(pre, c->in, 8);
+	if (pre[1] && pre[1] <= IN_SMALL && ++c->nsmall >= 2)
+		c->hint = 0;
 }
 
 /* Read whatever is available into the buffer (one recv when little is waiting); deliver
@@ -675,7 +776,7 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 static int read_frames(struct tp_tcp *t, int peer)
 {
 	struct conn *c = &t->c[peer];
-	int n = 0, k;
+	int n = 0, k, hinted;
 
 	for (;;) {
 		size_t need = frame_need(c), want;
@@ -684,6 +785,9 @@ static int read_frames(struct tp_tcp *t, int peer)
 		if (c->dst) {
 			want = c->dlen - c->dgot;
 			r = recv(c->fd, c->dst + c->dgot, want, 0);
+			c->n.reads++;
+			if (r > 0)
+				c->n.placed_bytes += (size_t)r;
 			if (r <= 0) {
 				if (r < 0 && (errno == EAGAIN || errno == EINTR))
 					return n;
@@ -699,19 +803,18 @@ static int read_frames(struct tp_tcp *t, int peer)
 				return n;
 			continue;
 		}
-		/* A large payload that may go in place: read its header first, then ask where. */
-		if (need > IN_SMALL && c->inlen < 8 + hdr_len(c) && can_place(t))
-			need = 8 + hdr_len(c);
-		if (need > c->incap || !c->in) {
-			size_t cap = need > IN_SMALL + 64 ? need : IN_SMALL + 64;
+		want = read_size(t, c, need, &hinted);
+		if (c->inlen + want > c->incap || !c->in) {
+			size_t cap =
+			    c->inlen + want > IN_SMALL + 64 ? c->inlen + want : IN_SMALL + 64;
 			char *nb = realloc(c->in, cap);
 			if (!nb)
 				return -1;
 			c->in = nb;
 			c->incap = cap;
 		}
-		want = need > IN_SMALL ? need - c->inlen : c->incap - c->inlen;
 		r = recv(c->fd, c->in + c->inlen, want, 0);
+		c->n.reads++;
 		if (r < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
 		if (r == 0) {
@@ -726,6 +829,8 @@ static int read_frames(struct tp_tcp *t, int peer)
 		if ((k = deliver(t, c, peer)) < 0)
 			return -1;
 		n += k;
+		if (hinted && (size_t)r == want)
+			hint_check(c);
 		try_place(t, c, peer);
 		if ((size_t)r < want)
 			return n; /* drained for now */

@@ -15,6 +15,7 @@
 
 #include "tap.h"
 #include "tp.h"
+#include "tp_internal.h"
 
 /*
  * Two endpoints (rank 0 and rank 1 of a 2-rank job, on different "nodes", so tcp) live in this
@@ -47,9 +48,10 @@ static int kget(void *arg, const char *key, char *val, size_t len)
 }
 
 static unsigned char *placebuf; /* ops.place answers with this when set */
+static int refuse;              /* ops.place says NULL this many more times */
 
 struct state {
-	int got, bad, sent, order_bad, placed;
+	int got, bad, sent, order_bad, placed, unplaced;
 	size_t bytes;
 	uint32_t next;
 };
@@ -62,7 +64,7 @@ static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void 
 	(void)peer;
 	memcpy(&seq, h, sizeof(seq));
 	if (placebuf && len > 64 * 1024 && data != placebuf)
-		st->bad++; /* a large payload must arrive where ops.place said */
+		st->unplaced++; /* a large payload must arrive where ops.place said */
 	st->placed += data == placebuf;
 	if (hlen != 8 || seq != st->next ||
 	    (len && ((const unsigned char *)data)[len - 1] != (seq & 255)))
@@ -87,6 +89,10 @@ static void *on_place(void *arg, int peer, const void *h, size_t hlen, size_t le
 	(void)peer;
 	(void)h;
 	(void)hlen;
+	if (refuse > 0) {
+		refuse--;
+		return NULL;
+	}
 	return len <= 300000 ? placebuf : NULL;
 }
 
@@ -166,10 +172,73 @@ static void exchange(int place)
 	POLL_UNTIL(a, b, s0.got == n);
 	is_int(fails, 0, "every send accepted");
 	is_int(s0.got, n, "%d frames delivered in order", n);
-	is_int(s0.bad, 0, "headers and payloads intact");
+	is_int(s0.bad + s0.unplaced, 0, "headers and payloads intact, large ones where placed");
 	ok(s0.bytes == want, "all %zu bytes", want);
 	if (place)
 		ok(s0.placed > 0, "%d large payloads received in place", s0.placed);
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+	free(buf);
+	free(placebuf);
+	placebuf = NULL;
+}
+
+/* Large frames that may be placed: after one the layer above did not place (its payload read
+ * into the connection's buffer, which grew to hold it), a small frame and then large ones are
+ * waiting together in the socket. Every later large payload must go in place from its first
+ * byte: nothing delivered from the buffer (the buffer's whole capacity was read at the start of
+ * a small frame and swallowed the large ones), nothing moved there from it (the read at the start
+ * of a frame took part of the payload with the header). */
+static void placed_after_unplaced(void)
+{
+	struct state s0 = {0}, s1 = {0};
+	struct tp_tcp_counts n;
+	char err[256] = "";
+	size_t big = 200000;
+	unsigned char *buf = malloc(big);
+	uint32_t h[2] = {0, 0};
+	tp_t *a, *b;
+	int seq = 0;
+
+	kvs_n = 0;
+	placebuf = malloc(300000);
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	if (!a || !b || !buf || !placebuf) {
+		ok(0, "endpoints %s", err);
+		return;
+	}
+	tp_send(b, 0, h, 8, NULL, 0, NULL); /* connect */
+	POLL_UNTIL(a, b, s0.got == 1);
+	refuse = 1;
+	h[0] = (uint32_t)++seq;
+	memset(buf, seq, big);
+	tp_send(b, 0, h, 8, buf, big, NULL);
+	POLL_UNTIL(a, b, s0.got == 2 || tp_queued(b));
+	POLL_UNTIL(a, b, s0.got == 2);
+	is_int(s0.unplaced, 1, "a large frame not placed is delivered from the buffer");
+	for (int i = 0; i < 3; i++) {
+		h[0] = (uint32_t)++seq; /* a small frame, with a payload or without */
+		memset(buf, seq, 100);
+		tp_send(b, 0, h, 8, buf, i == 1 ? 100 : 0, NULL);
+		h[0] = (uint32_t)++seq;
+		memset(buf, seq, big);
+		tp_send(b, 0, h, 8, buf, big, NULL);
+		while (tp_queued(b))
+			tp_poll(b); /* only the sender: both frames wait in a's socket */
+		usleep(20000);
+		POLL_UNTIL(a, b, s0.got == seq + 1);
+	}
+	is_int(s0.got, seq + 1, "%d frames delivered", seq + 1);
+	is_int(s0.bad, 0, "headers and payloads intact");
+	tp_tcp_counts(a->tcp, 1, &n);
+	is_int((int)n.large, 4, "4 large frames");
+	is_int((int)n.buffered_frames, 1, "only the one not placed came from the buffer");
+	is_int(s0.unplaced, 1, "the other large payloads were handed up from their place");
+	ok(n.moved_bytes == 0, "no payload byte moved from the buffer to its place (%llu)",
+	   n.moved_bytes);
+	ok(n.placed_bytes == 3 * big, "%llu of %zu bytes received in place", n.placed_bytes,
+	   3 * big);
 	tp_destroy(a, 0);
 	tp_destroy(b, 0);
 	free(buf);
@@ -345,6 +414,7 @@ int main(void)
 
 	exchange(0);
 	exchange(1);
+	placed_after_unplaced();
 	completion_order();
 	fflush(stdout);
 	pid = fork();
