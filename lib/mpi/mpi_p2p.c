@@ -81,9 +81,13 @@ void mpii_req_free(struct lk_request *r)
 	}
 	if (r->buddy)
 		r->buddy->buddy = NULL;
-	if (r->held) {
-		mpii_comm_release(r->comm);
-		mpii_dt_release(r->d);
+	if (r->held) { /* the calls only when something may be destroyed */
+		if (r->comm->refs > 1)
+			r->comm->refs--;
+		else
+			mpii_comm_release(r->comm);
+		if (!r->d->predefined)
+			mpii_dt_release(r->d);
 	}
 	if (req_ncache < REQ_CACHE_MAX) {
 		r->next = req_cache;
