@@ -162,7 +162,12 @@ MPII_ALIAS(Isend)
 int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-	return isend_mode(buf, count, type, peer, tag, comm, req, MODE_STD, "MPI_Isend");
+	struct lk_request *r;
+
+	CHECK("MPI_Isend", 0);
+	rc = mpii_isend(buf, count, d, peer, tag, c, 0, MODE_STD, &r);
+	*req = r;
+	return mpii_err(c, rc, "MPI_Isend");
 }
 
 MPII_ALIAS(Issend)

@@ -229,6 +229,8 @@ void mpii_progress(void);
 /* One progress step inside a blocking wait for a message or a request: when oversubscribed and
  * idle, yields or sleeps until a peer sends. */
 void mpii_progress_wait(void);
+/* The same in a wait for n messages (MPI_Waitall): up to n fragments handed up at once. */
+void mpii_progress_wait_n(int n);
 /* The same in a wait for a word in shared memory that another process changes without a
  * message (a window lock): yields and naps, never sleeps until a message comes. */
 void mpii_progress_wait_mem(void);
@@ -626,6 +628,7 @@ struct mpii_state {
 	int tp_mt;              /* the RMA progress thread runs: lock around the transport */
 	int rma_waiting;        /* remote lock requests queued at this target */
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
+	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;
