@@ -361,7 +361,10 @@ static inline __attribute__((always_inline)) void recv_eager(struct lk_request *
 		struct hdr h = {.type = H_ACK, .sreq = sreq};
 		ctl_send(wsrc, &h, HLEN_CTL);
 	}
-	mpii_complete(r);
+	if (r->kind == RQ_RECV && !r->freed)
+		r->done = 1; /* all that mpii_complete would do */
+	else
+		mpii_complete(r);
 }
 
 static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t len, uint64_t sreq,

@@ -23,8 +23,9 @@ static int inactive(const struct lk_request *r)
 	return !r || (r->persistent && !r->active);
 }
 
-/* r is done: report and release it. Returns the status error. */
-static int finish(MPI_Request *req, MPI_Status *st)
+/* r is done: report and release it. Returns the status error. Inlined: MPI_Waitall runs it
+ * once per message. */
+static inline __attribute__((always_inline)) int finish(MPI_Request *req, MPI_Status *st)
 {
 	struct lk_request *r = *req;
 	int rc;
