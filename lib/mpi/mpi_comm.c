@@ -9,11 +9,6 @@
 
 static uint64_t ctx_free[NCTX_WORDS];
 
-struct mpii_comm *mpii_comm(MPI_Comm h)
-{
-	return mpii_tab_get(&mpii.comms, h);
-}
-
 static struct mpii_comm *comm_new(struct mpii_group *g, struct mpii_group *rg, uint32_t ctx)
 {
 	struct mpii_comm *c = calloc(1, sizeof(*c));

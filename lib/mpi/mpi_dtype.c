@@ -7,7 +7,7 @@
 
 #include "mpii.h"
 
-#define NPREDEF 63
+#define NPREDEF MPII_NPREDEF
 
 struct pair_fi {
 	float a;
@@ -122,7 +122,7 @@ static const struct {
     [MPI_LONG_DOUBLE_INT] = {sizeof(long double), offsetof(struct pair_ldi, b)},
 };
 
-static struct mpii_dtype predef[NPREDEF];
+struct mpii_dtype mpii_predef[NPREDEF];
 static struct mpii_seg predef_seg[NPREDEF][2];
 static size_t dt_align[NPREDEF];
 
@@ -133,18 +133,11 @@ size_t mpii_basic_size(int b)
 	return pairs[b].vsize ? pairs[b].vsize + sizeof(int) : basic[b].size;
 }
 
-struct mpii_dtype *mpii_dt(MPI_Datatype h)
-{
-	if (h > 0 && h < NPREDEF)
-		return predef[h].handle ? &predef[h] : NULL;
-	return mpii_tab_get(&mpii.dtypes, h);
-}
-
 int mpii_dt_init(void)
 {
 	mpii.dtypes.first = 64;
 	for (int i = 1; i < NPREDEF; i++) {
-		struct mpii_dtype *d = &predef[i];
+		struct mpii_dtype *d = &mpii_predef[i];
 
 		if (!basic[i].name)
 			continue;

@@ -168,13 +168,13 @@ const char *mpii_err_take_detail(char *buf, size_t len)
 	return buf;
 }
 
-int mpii_err(struct mpii_comm *c, int code, const char *fn)
+int mpii_err_report(struct mpii_comm *c, int code, const char *fn)
 {
 	struct errh *e;
 	char msg[MPI_MAX_ERROR_STRING], why[MPI_MAX_ERROR_STRING];
 	MPI_Comm h;
 
-	if (code == MPI_SUCCESS) /* the end of every MPI call: nothing more to do */
+	if (code == MPI_SUCCESS)
 		return code;
 	memcpy(why, detail, sizeof(why)); /* this error's detail, if any: used once */
 	detail[0] = '\0';

@@ -91,6 +91,12 @@ static int wire_up(void)
 	if (tp_connect(mpii.tp, err, sizeof(err)) < 0)
 		rc = init_fail(err);
 	mpii.yield = tp_should_yield(mpii.tp);
+	mpii.eager_min = (size_t)-1;
+	for (int p = 0; p < mpii.size; p++) {
+		size_t e = tp_eager_max(mpii.tp, p);
+		if (e < mpii.eager_min)
+			mpii.eager_min = e;
+	}
 	return rc;
 }
 

@@ -48,7 +48,8 @@ static struct lk_request *req_cache;
 static int req_ncache;
 static uint64_t send_seq; /* cancel ids of plain eager sends: odd, so never a request address */
 
-struct lk_request *mpii_req_new(int kind)
+/* mpii_req_new, inlined into MPI_Isend and MPI_Irecv. */
+static inline __attribute__((always_inline)) struct lk_request *req_new(int kind)
 {
 	struct lk_request *r = req_cache;
 
@@ -63,6 +64,11 @@ struct lk_request *mpii_req_new(int kind)
 	}
 	r->kind = kind;
 	return r;
+}
+
+struct lk_request *mpii_req_new(int kind)
+{
+	return req_new(kind);
 }
 
 void mpii_req_hold(struct lk_request *r)
@@ -81,9 +87,13 @@ void mpii_req_free(struct lk_request *r)
 	}
 	if (r->buddy)
 		r->buddy->buddy = NULL;
-	if (r->held) {
-		mpii_comm_release(r->comm);
-		mpii_dt_release(r->d);
+	if (r->held) { /* the calls only when something may be destroyed */
+		if (r->comm->refs > 1)
+			r->comm->refs--;
+		else
+			mpii_comm_release(r->comm);
+		if (!r->d->predefined)
+			mpii_dt_release(r->d);
 	}
 	if (req_ncache < REQ_CACHE_MAX) {
 		r->next = req_cache;
@@ -161,13 +171,14 @@ static void fatal_tp(void)
 	_exit(MPI_ERR_OTHER);
 }
 
-/* Poll the transport (under its lock while the RMA progress thread runs). */
-static int poll_tp(void)
+/* Poll the transport (under its lock while the RMA progress thread runs), handing up to budget
+ * fragments of one shm ring. */
+static int poll_tp(int budget)
 {
 	int n;
 
 	if (!mpii.tp_mt) {
-		n = tp_poll(mpii.tp);
+		n = tp_poll_n(mpii.tp, budget);
 		if (mpii.rma_waiting && n >= 0)
 			n += mpii_rma_progress();
 		return n;
@@ -183,8 +194,8 @@ static int poll_tp(void)
 	return n;
 }
 
-static int send_tp(int wpeer, const void *h, size_t hlen, const void *data, size_t len,
-                   void *cookie)
+static inline __attribute__((always_inline)) int send_tp(int wpeer, const void *h, size_t hlen,
+                                                         const void *data, size_t len, void *cookie)
 {
 	int rc;
 
@@ -208,7 +219,7 @@ static void backpressure(void)
 {
 	if (!tp_queued(mpii.tp))
 		return;
-	poll_tp();
+	poll_tp(1);
 	while (tp_queued(mpii.tp) > 64)
 		mpii_progress_wait();
 }
@@ -234,9 +245,9 @@ static void backpressure(void)
 #define BLOCK_LONG    4096
 #define BLOCK_TIMEOUT 10 /* ms: a bound on any wake-up the doorbells do not cover */
 /* Poll the transport and the nonblocking collectives once: events handled. */
-static int step(void)
+static int step(int budget)
 {
-	int n = poll_tp();
+	int n = poll_tp(budget);
 
 	if (n < 0)
 		fatal_tp();
@@ -252,15 +263,15 @@ static int sleep_step(int ms)
 {
 	if (mpii.tp_mt || mpii.rma_waiting || tp_sleep(mpii.tp, ms) < 0)
 		return -1;
-	return step(); /* what woke it, handed up in this call */
+	return step(1); /* what woke it, handed up in this call */
 }
 
-static void progress(int wait)
+static void progress(int wait, int budget)
 {
 	static unsigned idle;
 	int n;
 
-	if (step() > 0) {
+	if (step(budget) > 0) {
 		idle = 0;
 		return;
 	}
@@ -285,22 +296,27 @@ static void progress(int wait)
 
 void mpii_progress(void)
 {
-	progress(0);
+	progress(0, 1);
 }
 
 void mpii_progress_wait(void)
 {
-	progress(1);
+	progress(1, 1);
+}
+
+void mpii_progress_wait_n(int n)
+{
+	progress(1, n);
 }
 
 void mpii_progress_wait_mem(void)
 {
-	progress(2);
+	progress(2, 1);
 }
 
 int mpii_progress_sleep(int ms)
 {
-	return step() > 0 || sleep_step(ms) >= 0;
+	return step(1) > 0 || sleep_step(ms) >= 0;
 }
 
 /* ---- receive side ---- */
@@ -317,7 +333,8 @@ static void set_status(struct lk_request *r, int src, int tag, size_t len)
 	r->msglen = len;
 }
 
-static void put_bytes(struct lk_request *r, size_t off, const void *data, size_t len)
+static inline __attribute__((always_inline)) void put_bytes(struct lk_request *r, size_t off,
+                                                            const void *data, size_t len)
 {
 	if (off >= r->bytes)
 		return;
@@ -333,8 +350,10 @@ static void put_bytes(struct lk_request *r, size_t off, const void *data, size_t
 		mpii_unpack(r->d, r->count, r->buf, off, data, len);
 }
 
-static void recv_eager(struct lk_request *r, int wsrc, int src, int tag, int flags, uint64_t sreq,
-                       const void *data, size_t len)
+static inline __attribute__((always_inline)) void recv_eager(struct lk_request *r, int wsrc,
+                                                             int src, int tag, int flags,
+                                                             uint64_t sreq, const void *data,
+                                                             size_t len)
 {
 	set_status(r, src, tag, len);
 	put_bytes(r, 0, data, len);
@@ -342,7 +361,10 @@ static void recv_eager(struct lk_request *r, int wsrc, int src, int tag, int fla
 		struct hdr h = {.type = H_ACK, .sreq = sreq};
 		ctl_send(wsrc, &h, HLEN_CTL);
 	}
-	mpii_complete(r);
+	if (r->kind == RQ_RECV && !r->freed)
+		r->done = 1; /* all that mpii_complete would do */
+	else
+		mpii_complete(r);
 }
 
 static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t len, uint64_t sreq,
@@ -674,6 +696,13 @@ static int recv_start(struct lk_request *r)
 
 /* ---- send side ---- */
 
+/* Whether a message of bytes goes eagerly to job rank w: a test without a call into the
+ * transport when it is no longer than the smallest limit of the job's ranks. */
+static inline int eager(size_t bytes, int w)
+{
+	return (bytes <= mpii.eager_min && w < mpii.size) || bytes <= tp_eager_max(mpii.tp, w);
+}
+
 static int send_start(struct lk_request *r)
 {
 	struct hdr h = {.src = r->comm->rank, .ctx = r->ctx, .tag = r->tag};
@@ -696,7 +725,7 @@ static int send_start(struct lk_request *r)
 	h.len = r->bytes;
 	h.sreq = r->cid = (uint64_t)(uintptr_t)r;
 	r->cxl = r->cxl_proto = 0;
-	if (r->bytes <= tp_eager_max(mpii.tp, r->wpeer)) {
+	if (eager(r->bytes, r->wpeer)) {
 		h.type = H_EAGER;
 		h.flags = r->mode == MODE_SYNC ? HF_SYNC : HF_SREQ;
 		if (h.flags == HF_SREQ) /* completes now: the address may soon name another send */
@@ -704,7 +733,9 @@ static int send_start(struct lk_request *r)
 		int rc = send_tp(r->wpeer, &h, HLEN_SYNC, src, r->bytes, NULL);
 		if (rc < 0)
 			return send_failed();
-		if (h.flags == HF_SREQ)
+		if (h.flags == HF_SREQ && !r->tmp && !r->bsend && !r->freed)
+			r->done = 1; /* all that mpii_complete would do */
+		else if (h.flags == HF_SREQ)
 			mpii_complete(r);
 		backpressure();
 		return MPI_SUCCESS;
@@ -737,10 +768,11 @@ static void fill(struct lk_request *r, const void *buf, int count, struct mpii_d
 	r->ctx = c->ctx + (coll ? 1 : 0);
 }
 
+/* A new request is zeroed: of what mpii_start resets, only `active` needs setting. */
 int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
                struct mpii_comm *c, int coll, int mode, struct lk_request **out)
 {
-	struct lk_request *r = mpii_req_new(RQ_SEND);
+	struct lk_request *r = req_new(RQ_SEND);
 
 	*out = r;
 	if (!r)
@@ -748,20 +780,22 @@ int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int t
 	fill(r, buf, count, d, dest, tag, c, coll);
 	mpii_req_hold(r);
 	r->mode = mode;
-	return mpii_start(r);
+	r->active = 1;
+	return send_start(r);
 }
 
 int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
                int coll, struct lk_request **out)
 {
-	struct lk_request *r = mpii_req_new(RQ_RECV);
+	struct lk_request *r = req_new(RQ_RECV);
 
 	*out = r;
 	if (!r)
 		return MPI_ERR_NO_MEM;
 	fill(r, buf, count, d, src, tag, c, coll);
 	mpii_req_hold(r);
-	return mpii_start(r);
+	r->active = 1;
+	return recv_start(r);
 }
 
 static void wait_done(struct lk_request *r)
@@ -780,7 +814,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 		size_t bytes = d->size * (size_t)count;
 		int w = mpii_world_of(c, dest);
 
-		if (bytes <= tp_eager_max(mpii.tp, w)) {
+		if (eager(bytes, w)) {
 			struct hdr h = {.type = H_EAGER,
 			                .src = c->rank,
 			                .ctx = c->ctx + (coll ? 1 : 0),

@@ -64,8 +64,11 @@ struct mpii_dtype {
 	char name[MPI_MAX_OBJECT_NAME];
 };
 
-/* Datatype for handle, or NULL. Predefined handles are a table lookup. */
-struct mpii_dtype *mpii_dt(MPI_Datatype h);
+/* Datatype for handle, or NULL. Predefined handles are a table lookup (inline, below the global
+ * state: every point-to-point call makes one). */
+#define MPII_NPREDEF 63
+extern struct mpii_dtype mpii_predef[MPII_NPREDEF];
+static inline struct mpii_dtype *mpii_dt(MPI_Datatype h);
 /* Size in bytes of predefined basic type b (0 if unknown). */
 size_t mpii_basic_size(int b);
 /* Pack/unpack bytes [pos, pos+n) of the packed form of count elements at buf. */
@@ -111,7 +114,8 @@ struct mpii_comm {
 	int hier_state;         /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
 };
 
-struct mpii_comm *mpii_comm(MPI_Comm h);
+/* Communicator for handle, or NULL (inline, below the global state). */
+static inline struct mpii_comm *mpii_comm(MPI_Comm h);
 struct mpii_group *mpii_group(MPI_Group h);
 /* New group owning world[] (taken over); registers a handle. NULL on ENOMEM. */
 struct mpii_group *mpii_group_new(int size, int *world);
@@ -225,6 +229,8 @@ void mpii_progress(void);
 /* One progress step inside a blocking wait for a message or a request: when oversubscribed and
  * idle, yields or sleeps until a peer sends. */
 void mpii_progress_wait(void);
+/* The same in a wait for n messages (MPI_Waitall): up to n fragments handed up at once. */
+void mpii_progress_wait_n(int n);
 /* The same in a wait for a word in shared memory that another process changes without a
  * message (a window lock): yields and naps, never sleeps until a message comes. */
 void mpii_progress_wait_mem(void);
@@ -251,8 +257,13 @@ int mpii_op_commutative(MPI_Op op);
 void mpii_op_fini(void);
 
 /* ---- errors ---- */
-/* Report code on comm (NULL = world) through its error handler; returns code if it returns. */
-int mpii_err(struct mpii_comm *c, int code, const char *fn);
+/* Report code on comm (NULL = world) through its error handler; returns code if it returns.
+ * Inline: every MPI call ends here, nearly always with MPI_SUCCESS. */
+int mpii_err_report(struct mpii_comm *c, int code, const char *fn);
+static inline int mpii_err(struct mpii_comm *c, int code, const char *fn)
+{
+	return code == MPI_SUCCESS ? code : mpii_err_report(c, code, fn);
+}
 /* Say why the next error reported is happening (e.g. the transport's line naming the peer and
  * the addresses tried): the next mpii_err prints and aborts with it instead of the class text. */
 void mpii_err_detail(const char *why);
@@ -632,9 +643,22 @@ struct mpii_state {
 	int tp_mt;              /* the RMA progress thread runs: lock around the transport */
 	int rma_waiting;        /* remote lock requests queued at this target */
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
+	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;
+
+static inline struct mpii_comm *mpii_comm(MPI_Comm h)
+{
+	return mpii_tab_get(&mpii.comms, h);
+}
+
+static inline struct mpii_dtype *mpii_dt(MPI_Datatype h)
+{
+	if (h > 0 && h < MPII_NPREDEF)
+		return mpii_predef[h].handle ? &mpii_predef[h] : NULL;
+	return mpii_tab_get(&mpii.dtypes, h);
+}
 
 /* Shortcuts used by the API files. */
 #define MPII_CHECK_INIT(fn)                                                                        \

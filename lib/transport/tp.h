@@ -96,6 +96,11 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
  * Returns the number of events handled (0 when idle), or -1 with errno on a fatal path error. */
 int tp_poll(tp_t *tp);
 
+/* tp_poll, handing up to `budget` fragments (at least 1) from one shm ring instead of one: for
+ * a caller that waits for many messages (MPI_Waitall), which then pays the poll's fixed cost
+ * once per batch rather than once per message. */
+int tp_poll_n(tp_t *tp, int budget);
+
 /* Largest payload the layer above should send eagerly to `peer` (a copy is cheap). */
 size_t tp_eager_max(const tp_t *tp, int peer);
 /* Largest payload of one fragment to `peer` (pipelined bulk data is cut into these). */

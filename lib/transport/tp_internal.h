@@ -94,8 +94,9 @@ void tp_shm_destroy(struct tp_shm *s);
 /* Send to local index li; same return convention as tp_send. */
 int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const void *data,
                 size_t len, void *cookie);
-/* Drain inbound rings and push queued fragments; returns events handled. */
-int tp_shm_poll(struct tp_shm *s);
+/* Drain inbound rings (up to budget records from the first that has one) and push queued
+ * fragments; returns events handled. */
+int tp_shm_poll(struct tp_shm *s, int budget);
 /* Fragments still queued on the shm path. */
 int tp_shm_busy(const struct tp_shm *s);
 /* Limits and single-copy read for local index li. */

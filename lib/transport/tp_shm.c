@@ -407,16 +407,17 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 	return rc;
 }
 
-int tp_shm_poll(struct tp_shm *s)
+int tp_shm_poll(struct tp_shm *s, int budget)
 {
 	int n = 0;
 
-	/* One record per call, from the first peer (round robin) that has one: a message that
-	 * completes a wait returns at once instead of first touching the next ring lines. */
+	/* One record per call (unless the caller waits for more), from the first peer (round
+	 * robin) that has one: a message that completes a wait returns at once instead of first
+	 * touching the next ring lines. */
 	for (int k = 0; k < s->npeers && !n; k++) {
 		int idx = s->next + k < s->npeers ? s->next + k : s->next + k - s->npeers;
 
-		n = tp_ring_drain(s->tp, &s->rx[s->peers[idx]], 1);
+		n = tp_ring_drain(s->tp, &s->rx[s->peers[idx]], budget);
 		if (n)
 			s->next = idx + 1 < s->npeers ? idx + 1 : 0;
 	}
