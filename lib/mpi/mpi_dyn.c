@@ -132,8 +132,10 @@ fail:
 	return NULL;
 }
 
-/* Receive into buf from src on hs within secs: MPI code, MPI_ERR_PORT on timeout. */
-static int recv_within(void *buf, int len, int src, int tag, struct mpii_comm *hs, double secs)
+/* Receive into buf from src on hs within secs (st: the message's status, or NULL): MPI code,
+ * MPI_ERR_PORT on timeout. */
+static int recv_within(void *buf, int len, int src, int tag, struct mpii_comm *hs, double secs,
+                       MPI_Status *st)
 {
 	struct lk_request *r;
 	double end = PMPI_Wtime() + secs;
@@ -157,7 +159,7 @@ static int recv_within(void *buf, int len, int src, int tag, struct mpii_comm *h
 		mpii_req_free(r);
 		return MPI_ERR_PORT;
 	}
-	return mpii_wait(r, NULL);
+	return mpii_wait(r, st);
 }
 
 /* What a root learned, broadcast to its group: remote size and context id (or -code), cards. */
@@ -195,7 +197,7 @@ static int accept_root(const char *port, const char *cards, int nl, const uint64
 		rc = MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS)
 		rc = recv_within(h, (int)sizeof(*h), MPI_ANY_SOURCE, tag, hs,
-		                 timeout_of("LAMKIT_MPI_ACCEPT_TIMEOUT", 600));
+		                 timeout_of("LAMKIT_MPI_ACCEPT_TIMEOUT", 600), NULL);
 	mpii_comm_release(hs);
 	hs = NULL;
 	h->card[CARD - 1] = '\0';
@@ -255,7 +257,7 @@ static int connect_root(const char *port, const char *cards, int nl, const uint6
 	}
 	if (rc == MPI_SUCCESS) {
 		double secs = timeout_of("LAMKIT_MPI_CONNECT_TIMEOUT", 60);
-		rc = recv_within(ans, (int)sizeof ans, 0, tag, hs, secs);
+		rc = recv_within(ans, (int)sizeof ans, 0, tag, hs, secs, NULL);
 		if (rc == MPI_ERR_PORT) {
 			char why[120];
 			snprintf(why, sizeof why, "nobody accepted on the port within %.0f s",
@@ -456,15 +458,17 @@ int mpii_spawn_gather(struct mpii_comm *c, int root, uint64_t *mask, char **card
 	return members_at_root(c, root, mask, cards);
 }
 
-/* The parents' root: HELLO from the children's root with the children's cards after it (one
- * message: the root knows how many children it asked for). */
+/* The parents' root: HELLO from the children's root with the children's cards after it, each
+ * NUL-terminated (one message, eager for a few dozen children; the root knows how many
+ * children it asked for, so the buffer holds their longest cards). Unpacked into slots. */
 static int spawn_accept_root(const char *port, int nchildren, struct outcome *o)
 {
 	size_t len = sizeof(struct hello) + (size_t)nchildren * CARD;
 	struct hello *h = calloc(1, len + 1);
-	const char *card;
-	int tag, rc;
+	const char *card, *p, *end;
+	int tag, rc, got = 0;
 	struct mpii_comm *hs = NULL;
+	MPI_Status st;
 
 	if (!h)
 		return MPI_ERR_NO_MEM;
@@ -473,20 +477,33 @@ static int spawn_accept_root(const char *port, int nchildren, struct outcome *o)
 		rc = MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS)
 		rc = recv_within(h, (int)len, MPI_ANY_SOURCE, tag, hs,
-		                 timeout_of("LAMKIT_MPI_ACCEPT_TIMEOUT", 600));
+		                 timeout_of("LAMKIT_MPI_ACCEPT_TIMEOUT", 600), &st);
 	mpii_comm_release(hs);
+	if (rc == MPI_SUCCESS && PMPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS)
+		got = 0;
 	h->card[CARD - 1] = '\0';
-	if (rc == MPI_SUCCESS &&
-	    (h->kind != HELLO_SPAWNED || h->n != nchildren || dyn_add_peer(h->card) < 0)) {
+	if (rc == MPI_SUCCESS && (got < (int)sizeof *h || h->kind != HELLO_SPAWNED ||
+	                          h->n != nchildren || dyn_add_peer(h->card) < 0)) {
 		mpii_err_detail("the spawned processes' HELLO does not match the spawn");
 		rc = MPI_ERR_PORT;
 	}
-	if (rc == MPI_SUCCESS && !(o->cards = malloc((size_t)nchildren * CARD + 1)))
+	if (rc == MPI_SUCCESS && !(o->cards = calloc((size_t)nchildren, CARD)))
 		rc = MPI_ERR_NO_MEM;
-	if (rc == MPI_SUCCESS) {
-		o->n = nchildren;
-		memcpy(o->cards, h + 1, (size_t)nchildren * CARD);
+	end = (const char *)h + (got > 0 ? got : 0);
+	p = (const char *)(h + 1);
+	((char *)h)[end - (const char *)h] = '\0'; /* got <= len, and the buffer has len + 1 */
+	for (int i = 0; rc == MPI_SUCCESS && i < nchildren; i++) {
+		size_t k = strlen(p);
+		if (p + k >= end || k >= CARD) {
+			mpii_err_detail("the spawned processes' HELLO lacks some of their cards");
+			rc = MPI_ERR_PORT;
+			break;
+		}
+		memcpy(o->cards + (size_t)i * CARD, p, k + 1);
+		p += k + 1;
 	}
+	if (rc == MPI_SUCCESS)
+		o->n = nchildren;
 	free(h);
 	return rc;
 }
@@ -503,12 +520,12 @@ int mpii_spawn_accept(const char *port, int root, struct mpii_comm *c, int id, i
 	return share_outcome(c, root, rc, &o, 1, out);
 }
 
-/* The children's root: HELLO and the children's cards after it to the parents' root; no
- * answer. */
+/* The children's root: HELLO and the n children's cards (slots of CARD bytes) after it, each
+ * NUL-terminated, to the parents' root; no answer. */
 static int spawn_connect_root(const char *port, const char *cards, int n)
 {
-	size_t len = sizeof(struct hello) + (size_t)n * CARD;
-	struct hello *h = calloc(1, len);
+	size_t len = sizeof(struct hello);
+	struct hello *h = calloc(1, sizeof(struct hello) + (size_t)n * CARD);
 	const char *card;
 	int tag, rc = MPI_SUCCESS, p = -1;
 	struct mpii_comm *hs = NULL;
@@ -527,7 +544,11 @@ static int spawn_connect_root(const char *port, const char *cards, int n)
 	if (rc == MPI_SUCCESS) {
 		h->n = n;
 		h->kind = HELLO_SPAWNED;
-		memcpy(h + 1, cards, (size_t)n * CARD);
+		for (int i = 0; i < n; i++) {
+			size_t k = strnlen(cards + (size_t)i * CARD, CARD - 1);
+			memcpy((char *)h + len, cards + (size_t)i * CARD, k);
+			len += k + 1; /* calloc'ed: the NUL is there */
+		}
 		if (dyn_card(h->card, sizeof h->card) < 0) {
 			mpii_err_detail(tp_error(mpii.tp));
 			rc = MPI_ERR_OTHER;
