@@ -157,6 +157,13 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
 	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
+	/* lamkit's MPI reads its spawn preset here, not with a PMI get from each of its ranks at
+	 * once (doc/PROTOCOL-mpi-wire.md section 8, "Spawn"); tagged with the KVS it belongs to */
+	env_drop_prefix(&e, "LAMKIT_SPAWN_PRESET=");
+	for (int i = 0; i + 1 < j->js.npreput; i += 2)
+		if (!strcmp(j->js.preput[i], "lamkit-spawn"))
+			env_set(&e, "LAMKIT_SPAWN_PRESET", "%s|%s", j->js.kvsname,
+			        j->js.preput[i + 1]);
 	env_drop_prefix(&e, "LAMKIT_SHM_SEGMENT=");
 	if (j->node_seg[0])
 		env_set(&e, "LAMKIT_SHM_SEGMENT", "%s", j->node_seg);

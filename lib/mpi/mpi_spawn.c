@@ -13,9 +13,9 @@
  * (doc/PROTOCOL-mpi-wire.md section 8).
  */
 #define PARENT_KEY "PARENT_ROOT_PORT_NAME"
-/* Without a handshake (parents of at most SPAWN_PRESET_MAX ranks): "ID,NPARENTS,ROOT" (no spaces:
- * PMI-1 values end at one) and the card of each parent rank but the root's (which is in the port)
- */
+/* Without a handshake (parents of at most SPAWN_PRESET_MAX ranks): "ID,NPARENTS,ROOT,PORT" (no
+ * spaces: PMI-1 values end at one) and the card of each parent rank but the root's (which is in
+ * the port) */
 #define PRESET_KEY       "lamkit-spawn"
 #define PRESET_CARD_KEY  "lamkit-spawn-card-%d"
 #define SPAWN_PRESET_MAX 16
@@ -29,16 +29,18 @@ static int preset_allowed(const struct mpii_comm *c)
 	return c->size <= SPAWN_PRESET_MAX && !(e && !strcmp(e, "handshake"));
 }
 
-/* The children's side without a handshake: the id and the parents' cards from the KVS. */
-static int preset_connect(const char *kvsname, const char *port, const char *spec)
+/* The children's side without a handshake: the id, the port and the parents' cards from the
+ * KVS (spec: "ID,NPARENTS,ROOT,PORT"). */
+static int preset_connect(const char *kvsname, const char *spec)
 {
-	const char *rcard = mpii_port_card(port);
+	const char *rcard = NULL, *port = NULL;
 	char key[64], *cards;
-	int id, np, root, rc = MPI_SUCCESS;
+	int id, np, root, at = 0, rc = MPI_SUCCESS;
 
-	if (sscanf(spec, "%d,%d,%d", &id, &np, &root) != 3 || id < 3 ||
-	    id >= MPII_NCTX_WORDS * 64 || np < 1 || np > SPAWN_PRESET_MAX || root < 0 ||
-	    root >= np || !rcard || strlen(rcard) >= MPII_CARD) {
+	if (sscanf(spec, "%d,%d,%d,%n", &id, &np, &root, &at) == 3 && at > 0)
+		rcard = mpii_port_card(port = spec + at);
+	if (!rcard || id < 3 || id >= MPII_NCTX_WORDS * 64 || np < 1 || np > SPAWN_PRESET_MAX ||
+	    root < 0 || root >= np || strlen(rcard) >= MPII_CARD) {
 		mpii_err_detail("the parents' spawn keys in the KVS are malformed");
 		return MPI_ERR_INTERN;
 	}
@@ -62,19 +64,34 @@ static int preset_connect(const char *kvsname, const char *port, const char *spe
 	return rc;
 }
 
+/* lamkit's launcher gives the preset spec in the environment too, as "KVSNAME|SPEC": 32 ranks
+ * asking the agent for it at once waited up to 7 ms for its answers on 2 cores. 1 when found
+ * (for this job's KVS), into spec[len]. */
+static int preset_env(const char *kvsname, char *spec, size_t len)
+{
+	const char *e = getenv("LAMKIT_SPAWN_PRESET");
+	size_t k = strlen(kvsname);
+
+	if (!e || strncmp(e, kvsname, k) || e[k] != '|' || strlen(e + k + 1) >= len)
+		return 0;
+	memcpy(spec, e + k + 1, strlen(e + k + 1) + 1);
+	return 1;
+}
+
 int mpii_spawn_init(const char *kvsname)
 {
-	char port[MPI_MAX_PORT_NAME], spec[64];
+	char port[MPI_MAX_PORT_NAME], spec[MPI_MAX_PORT_NAME + 48];
 	int rc;
 
 	mpii.parent = MPI_COMM_NULL;
-	if (PMI_KVS_Get(kvsname, PARENT_KEY, port, (int)sizeof port) != PMI_SUCCESS)
-		return MPI_SUCCESS; /* started by PMI spawn, but not by an MPI_Comm_spawn */
-	if (PMI_KVS_Get(kvsname, PRESET_KEY, spec, (int)sizeof spec) == PMI_SUCCESS)
-		rc = preset_connect(kvsname, port, spec);
-	else
+	if (preset_env(kvsname, spec, sizeof spec) ||
+	    PMI_KVS_Get(kvsname, PRESET_KEY, spec, (int)sizeof spec) == PMI_SUCCESS)
+		rc = preset_connect(kvsname, spec);
+	else if (PMI_KVS_Get(kvsname, PARENT_KEY, port, (int)sizeof port) == PMI_SUCCESS)
 		rc = mpii_connect(port, 0, mpii_comm(MPI_COMM_WORLD), &mpii.parent);
-	if (rc == MPI_SUCCESS) /* the name MPI gives it (MPI-4 11.8.2) */
+	else
+		return MPI_SUCCESS; /* started by PMI spawn, but not by an MPI_Comm_spawn */
+	if (rc == MPI_SUCCESS)      /* the name MPI gives it (MPI-4 11.8.2) */
 		snprintf(mpii_comm(mpii.parent)->name, MPI_MAX_OBJECT_NAME, "MPI_COMM_PARENT");
 	return rc;
 }
@@ -173,7 +190,7 @@ static int root_spawn(int count, char **cmds, char ***argvs, const int *np, cons
                       const char *port, int id, const char *pcards, int nparents, int root)
 {
 	PMI_keyval_t *pre = calloc((size_t)nparents + 2, sizeof(*pre));
-	char spec[48], (*keys)[32] = calloc((size_t)nparents, sizeof(*keys));
+	char spec[MPI_MAX_PORT_NAME + 48], (*keys)[32] = calloc((size_t)nparents, sizeof(*keys));
 	int npre = 0, rc;
 
 	if (!pre || !keys) {
@@ -183,7 +200,7 @@ static int root_spawn(int count, char **cmds, char ***argvs, const int *np, cons
 	}
 	pre[npre++] = (PMI_keyval_t){PARENT_KEY, (char *)port};
 	if (id > 0) {
-		snprintf(spec, sizeof spec, "%d,%d,%d", id, nparents, root);
+		snprintf(spec, sizeof spec, "%d,%d,%d,%s", id, nparents, root, port);
 		pre[npre++] = (PMI_keyval_t){PRESET_KEY, spec};
 		for (int i = 0; i < nparents; i++) {
 			if (i == root)
