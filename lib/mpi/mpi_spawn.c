@@ -89,9 +89,9 @@ int mpii_spawn_init(const char *kvsname)
 		rc = preset_connect(kvsname, spec);
 	else if (PMI_KVS_Get(kvsname, PARENT_KEY, port, (int)sizeof port) == PMI_SUCCESS)
 		rc = mpii_connect(port, 0, mpii_comm(MPI_COMM_WORLD), &mpii.parent);
-	else
-		return MPI_SUCCESS; /* started by PMI spawn, but not by an MPI_Comm_spawn */
-	if (rc == MPI_SUCCESS)      /* the name MPI gives it (MPI-4 11.8.2) */
+	else /* started by PMI spawn, but not by an MPI_Comm_spawn */
+		return MPI_SUCCESS;
+	if (rc == MPI_SUCCESS) /* the name MPI gives it (MPI-4 11.8.2) */
 		snprintf(mpii_comm(mpii.parent)->name, MPI_MAX_OBJECT_NAME, "MPI_COMM_PARENT");
 	return rc;
 }
