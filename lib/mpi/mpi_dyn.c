@@ -223,28 +223,40 @@ static int accept_root(const char *port, const char *cards, int nl, const uint64
 	return rc;
 }
 
-static int connect_root(const char *port, const char *cards, int nl, const uint64_t *mask,
-                        struct outcome *o)
+/* The connecting root's side of a port: the port's process as a peer, reached now (each
+ * address bounded), and the private communicator to it; *tag is the port's. MPI code, with the
+ * reason as the error's detail. */
+static int reach_port(const char *port, int *tag, struct mpii_comm **hs)
 {
-	struct hello *h = calloc(1, sizeof(*h));
 	const char *card;
-	int tag, rc = MPI_SUCCESS, p = -1, ans[2] = {0, 0};
-	struct mpii_comm *hs = NULL;
+	int p = -1;
 
-	if (!h)
-		return MPI_ERR_NO_MEM;
-	if (parse_port(port, &tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 || p == mpii.rank) {
+	*hs = NULL;
+	if (parse_port(port, tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 || p == mpii.rank) {
 		char why[160];
 		snprintf(why, sizeof why, "not a port name of a lamkit MPI process: '%.100s'",
 		         port ? port : "(null)");
 		mpii_err_detail(why);
-		rc = MPI_ERR_PORT;
-	} else if (dyn_reach(p) < 0) {
-		mpii_err_detail(tp_error(mpii.tp));
-		rc = MPI_ERR_PORT;
-	} else if (!(hs = hs_comm(0, p))) {
-		rc = MPI_ERR_NO_MEM;
+		return MPI_ERR_PORT;
 	}
+	if (dyn_reach(p) < 0) {
+		mpii_err_detail(tp_error(mpii.tp));
+		return MPI_ERR_PORT;
+	}
+	return (*hs = hs_comm(0, p)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static int connect_root(const char *port, const char *cards, int nl, const uint64_t *mask,
+                        struct outcome *o)
+{
+	struct hello *h = calloc(1, sizeof(*h));
+	int tag = 0, rc = MPI_SUCCESS, ans[2] = {0, 0};
+	struct mpii_comm *hs = NULL;
+
+	if (!h)
+		return MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS)
+		rc = reach_port(port, &tag, &hs);
 	if (rc == MPI_SUCCESS) {
 		h->n = nl;
 		memcpy(h->mask, mask, sizeof h->mask);
@@ -526,21 +538,13 @@ static int spawn_connect_root(const char *port, const char *cards, int n)
 {
 	size_t len = sizeof(struct hello);
 	struct hello *h = calloc(1, sizeof(struct hello) + (size_t)n * CARD);
-	const char *card;
-	int tag, rc = MPI_SUCCESS, p = -1;
+	int tag = 0, rc = MPI_SUCCESS;
 	struct mpii_comm *hs = NULL;
 
 	if (!h)
 		return MPI_ERR_NO_MEM;
-	if (parse_port(port, &tag, &card) < 0 || (p = dyn_add_peer(card)) < 0 || p == mpii.rank) {
-		mpii_err_detail("the parents' port in the KVS is not a lamkit port");
-		rc = MPI_ERR_PORT;
-	} else if (dyn_reach(p) < 0) {
-		mpii_err_detail(tp_error(mpii.tp));
-		rc = MPI_ERR_PORT;
-	} else if (!(hs = hs_comm(0, p))) {
-		rc = MPI_ERR_NO_MEM;
-	}
+	if (rc == MPI_SUCCESS)
+		rc = reach_port(port, &tag, &hs);
 	if (rc == MPI_SUCCESS) {
 		h->n = n;
 		h->kind = HELLO_SPAWNED;
