@@ -342,10 +342,8 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 	tp->sent_frags[tp->kind[peer]]++;
 	tp->sent_bytes[tp->kind[peer]] += len;
 	switch (tp->kind[peer]) {
-	case TP_SHM:
-		if (peer >= tp->cfg.size)
-			return tp_shmx_send(tp->shmx, tp->slot[peer], hdr, hlen, data, len, cookie);
-		return tp_shm_send(tp->shm, tp->slot[peer], hdr, hlen, data, len, cookie);
+	case TP_SHM: /* another job's process on this node (the job's ranks were sent above) */
+		return tp_shmx_send(tp->shmx, tp->slot[peer], hdr, hlen, data, len, cookie);
 	case TP_TCP:
 		return tp_tcp_send(tp->tcp, peer, hdr, hlen, data, len, cookie);
 	case TP_UDP:
