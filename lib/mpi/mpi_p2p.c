@@ -14,6 +14,8 @@
 enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK, H_CXL, H_CXLACK };
 #define HF_SYNC 1
 #define HF_SREQ 2 /* EAGER: sreq carries the message's cancel id */
+#define HF_COOP                                                                                    \
+	4 /* CTS: the receiver is reading; help it copy (len, addr = its buffer, off = gen) */
 
 struct hdr {
 	uint16_t type, flags;
@@ -380,7 +382,16 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 	if (addr && tp_can_get(mpii.tp, wsrc)) {
 		void *dst =
 		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = malloc(n ? n : 1));
-		int rc = dst ? tp_get(mpii.tp, wsrc, dst, addr, n) : -1;
+		int rc;
+		if (dst && tp_coop_ok(mpii.tp, wsrc, n)) {
+			/* the sender, waiting for this FIN anyway, copies part of it into dst */
+			struct hdr c = {.type = H_CTS, .flags = HF_COOP, .len = n, .sreq = sreq};
+			c.addr = (uint64_t)(uintptr_t)dst;
+			c.off = tp_coop_open(mpii.tp);
+			ctl_send(wsrc, &c, HLEN_DATA);
+			rc = tp_coop_recv(mpii.tp, wsrc, dst, addr, n);
+		} else
+			rc = dst ? tp_get(mpii.tp, wsrc, dst, addr, n) : -1;
 		if (rc < 0 && errno == ESRCH) {
 			/* the sender is gone (killed): as when its tcp connection ends, the message
 			 * never completes, and the process manager ends the job and says why */
@@ -483,8 +494,14 @@ static void on_cts(const struct hdr *h)
 {
 	struct lk_request *r = (struct lk_request *)(uintptr_t)h->sreq;
 	const char *src = r->tmp ? r->tmp : mpii_at(r->buf, r->d->true_lb);
-	size_t frag = tp_frag_max(mpii.tp, r->wpeer);
+	size_t frag;
 	struct hdr d = {.type = H_DATA, .addr = h->addr};
+
+	if (h->flags & HF_COOP) { /* the receiver reads it; its FIN completes r */
+		tp_coop_help(mpii.tp, r->wpeer, (uint32_t)h->off, src, h->addr, (size_t)h->len);
+		return;
+	}
+	frag = tp_frag_max(mpii.tp, r->wpeer);
 	/* The short piece goes first and the last fragment is a full one: a full fragment that has
 	 * to wait is kept by reference and reported through mpii_on_sent once every fragment
 	 * before it has left. A short last one would be copied into the queue and count as sent

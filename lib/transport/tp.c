@@ -267,6 +267,7 @@ static void print_sent(const tp_t *tp)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu frags %llu bytes%s",
 		              name[k], tp->sent_frags[k], tp->sent_bytes[k], k < 4 ? ";" : "");
 	fprintf(stderr, "%s\n", line);
+	tp_shm_coop_stats(tp->shm, tp->cfg.rank);
 	if (tp->nsleep || tp->nbell)
 		fprintf(stderr,
 		        "lamkit tp: rank %d slept %llu times (%llu ran to the timeout), rang %llu "
@@ -493,6 +494,29 @@ int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 		errno = ENOTSUP;
 		return -1;
 	}
+}
+
+int tp_coop_ok(tp_t *tp, int peer, size_t len)
+{
+	return peer < tp->cfg.size && tp->kind[peer] == TP_SHM &&
+	       tp_shm_coop_ok(tp->shm, tp->slot[peer], len);
+}
+
+uint32_t tp_coop_open(tp_t *tp)
+{
+	return tp_shm_coop_open(tp->shm);
+}
+
+int tp_coop_recv(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
+{
+	return tp_shm_coop_recv(tp->shm, tp->slot[peer], dst, raddr, len);
+}
+
+int tp_coop_help(tp_t *tp, int peer, uint32_t gen, const void *src, uint64_t rdst, size_t len)
+{
+	if (peer >= tp->cfg.size || tp->kind[peer] != TP_SHM)
+		return 0;
+	return tp_shm_coop_help(tp->shm, tp->slot[peer], gen, src, rdst, len);
 }
 
 const char *tp_path_name(const tp_t *tp, int peer)

@@ -104,6 +104,12 @@ size_t tp_shm_eager_max(const struct tp_shm *s);
 size_t tp_shm_frag_max(const struct tp_shm *s);
 int tp_shm_can_get(const struct tp_shm *s);
 int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
+int tp_shm_coop_ok(struct tp_shm *s, int li, size_t len);
+uint32_t tp_shm_coop_open(struct tp_shm *s);
+int tp_shm_coop_recv(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
+int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, uint64_t rdst,
+                     size_t len);
+void tp_shm_coop_stats(const struct tp_shm *s, int rank);
 /* Read len bytes at raddr in process pid (process_vm_readv; `refused`: fail with EPERM, for
  * tests). 0, or -1 with errno (EPERM/ENOSYS: the kernel does not allow it here). */
 int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused);

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@
 
 /*
  * Segment layout (doc/PROTOCOL-mpi-wire.md): a header line, the pids of the local ranks, each
- * local rank's doorbell slot {u32 sleeping, u32 0, u64 uid} (tp_bell.c), then
+ * local rank's doorbell slot {u32 sleeping, u32 0, u64 uid} (tp_bell.c), each local rank's
+ * copy slot (one line: the large message it is receiving with its sender's help, below), then
  * one ring per ordered pair (i -> j) at rings_off + (i * nlocal + j) * stride (tp_ring.h: a
  * 64-byte control line holding the consumer's position, then `rbytes` of records).
  */
@@ -39,13 +42,25 @@ struct bell_slot {
 	uint64_t uid;
 };
 
+/* A receiver's copy slot. claim = generation << 32 | next chunk to take; done = chunks copied
+ * (or given up) by either side; fail = a helper's write failed. Only the receiver opens it.
+ * busy: the rank is reading a large message (with help or not), so it would not answer a
+ * request for help soon: two ranks streaming to each other each copy their own. */
+struct coop_slot {
+	uint64_t claim;
+	uint32_t done;
+	uint32_t fail;
+	uint32_t busy;
+	char pad[TP_RING_LINE - 20];
+};
+
 struct tp_shm {
 	tp_t *tp;
 	char name[96];
 	char *regfile;
 	int nlocal, me;
 	char *base;
-	size_t size, bells_off, rings_off, stride;
+	size_t size, bells_off, coop_off, rings_off, stride;
 	uint32_t rbytes;
 	struct tp_ring_tx *tx;
 	struct tp_ring_rx *rx;
@@ -58,6 +73,15 @@ struct tp_shm {
 	int nqueued;
 	int32_t *pids;
 	struct bell_slot *bells;
+	struct coop_slot *coop;
+	uint32_t gen; /* generation of my copy slot's last opening */
+	/* LAMKIT_SHM_LARGE=cma-help-refused (for tests): every write of a helping sender fails */
+	int help_refused;
+	/* LAMKIT_TP_STATS: messages read with help asked, chunks I read of them, chunks the
+	 * senders wrote, messages read again because a helper failed; chunks I wrote for others */
+	unsigned long long co_msgs, co_mine, co_theirs, co_reread, co_helped;
+	/* LAMKIT_SHM_COOP: the smallest message copied with the sender's help, 0: never */
+	size_t coop_min;
 };
 
 static size_t env_size(const char *name, size_t dflt, size_t lo, size_t hi)
@@ -80,7 +104,8 @@ static void layout(struct tp_shm *s, int nlocal, uint32_t rbytes)
 	s->rbytes = rbytes;
 	s->stride = LINE + rbytes;
 	s->bells_off = ALIGN(LINE + sizeof(int32_t) * (size_t)nlocal, LINE);
-	s->rings_off = ALIGN(s->bells_off + sizeof(struct bell_slot) * (size_t)nlocal, 4096);
+	s->coop_off = ALIGN(s->bells_off + sizeof(struct bell_slot) * (size_t)nlocal, LINE);
+	s->rings_off = ALIGN(s->coop_off + sizeof(struct coop_slot) * (size_t)nlocal, 4096);
 	s->size = s->rings_off + s->stride * (size_t)nlocal * (size_t)nlocal;
 }
 
@@ -139,6 +164,7 @@ static int map_segment(struct tp_shm *s, int fd)
 	s->base = p;
 	s->pids = (int32_t *)(s->base + LINE);
 	s->bells = (struct bell_slot *)(s->base + s->bells_off);
+	s->coop = (struct coop_slot *)(s->base + s->coop_off);
 	return 0;
 }
 
@@ -222,13 +248,15 @@ struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
 	 * figures behind this default). Where the kernel refuses the read, the first refusal turns
 	 * it off (tp_shm_get). */
 	s->refused = large && strcmp(large, "cma-refused") == 0;
-	s->cma = large && *large ? strcmp(large, "cma") == 0 || s->refused : 1;
+	s->help_refused = large && strcmp(large, "cma-help-refused") == 0;
+	s->cma = large && *large ? strcmp(large, "cma") == 0 || s->refused || s->help_refused : 1;
 	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 16384 ? s->rbytes / 16 : 16384, 64,
 	                    s->rbytes / 4);
 	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
 	                   s->rbytes / 4);
 	if (s->eager > s->frag)
 		s->eager = s->frag;
+	s->coop_min = env_size("LAMKIT_SHM_COOP", 65536, 0, SIZE_MAX);
 	if (s->me == 0 && create_segment(s, err, errlen) < 0) {
 		tp_shm_destroy(s);
 		return NULL;
@@ -489,10 +517,180 @@ int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused)
 
 int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
 {
-	if (tp_cma_read((pid_t)s->pids[li], dst, raddr, len, s->refused) < 0) {
+	int rc;
+
+	__atomic_store_n(&s->coop[s->me].busy, 1, __ATOMIC_RELAXED);
+	rc = tp_cma_read((pid_t)s->pids[li], dst, raddr, len, s->refused);
+	__atomic_store_n(&s->coop[s->me].busy, 0, __ATOMIC_RELAXED);
+	if (rc < 0) {
 		if (errno == EPERM || errno == ENOSYS)
 			s->cma = 0; /* not allowed here: the pipelined copy from now on */
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- large messages copied by receiver and sender together ----
+ *
+ * A receiver that matched a large message opens its copy slot and asks the sender for help
+ * (doc/PROTOCOL-mpi-wire.md, section 4); then both take chunks of the message in turn, the
+ * receiver reading them from the sender, the sender writing them into the receiver, until none
+ * is left. Each side counts a chunk done once it is copied; the receiver finishes when every
+ * taken chunk is done, so nothing writes into its buffer after that. A sender that comes late
+ * (or never: it computes) finds nothing left, and the receiver will have copied it all. */
+
+static int cma_write(pid_t pid, const char *src, uint64_t raddr, size_t len)
+{
+	while (len) {
+		struct iovec l = {(void *)src, len};
+		struct iovec r = {(void *)(uintptr_t)raddr, len};
+		ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		src += n;
+		raddr += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Chunks of a message of len bytes: about 8, whole pages, 32 KiB to 1 MiB. */
+static size_t coop_chunk(size_t len)
+{
+	size_t c = len / 8;
+
+	c = c < 32768 ? 32768 : c > ((size_t)1 << 20) ? (size_t)1 << 20 : c;
+	return (c + 4095) & ~(size_t)4095;
+}
+
+int tp_shm_coop_ok(struct tp_shm *s, int li, size_t len)
+{
+	/* with more ranks than CPUs the sender is seldom running when asked */
+	if (!s->cma || s->refused || !s->coop_min || len < s->coop_min || s->tp->yield)
+		return 0;
+	/* I am busy first, then look at the sender: of two ranks reading from each other at
+	 * once, at least one sees the other busy (and in a stream both ways, both do) */
+	__atomic_store_n(&s->coop[s->me].busy, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->coop[li].busy, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->coop[s->me].busy, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return 1;
+}
+
+uint32_t tp_shm_coop_open(struct tp_shm *s)
+{
+	struct coop_slot *c = &s->coop[s->me];
+
+	if (++s->gen == 0)
+		s->gen = 1;
+	/* the last message's chunks are all done: no helper touches these words any more */
+	__atomic_store_n(&c->done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->fail, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->claim, (uint64_t)s->gen << 32, __ATOMIC_RELEASE);
+	return s->gen;
+}
+
+int tp_shm_coop_recv(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
+{
+	struct coop_slot *c = &s->coop[s->me];
+	pid_t pid = (pid_t)s->pids[li];
+	size_t chunk = coop_chunk(len);
+	uint32_t n = (uint32_t)((len + chunk - 1) / chunk), taken = n, mine = 0;
+	int err = 0;
+
+	for (;;) {
+		uint32_t i = (uint32_t)__atomic_fetch_add(&c->claim, 1, __ATOMIC_ACQ_REL);
+		size_t off = (size_t)i * chunk;
+
+		if (i >= n)
+			break;
+		if (tp_cma_read(pid, (char *)dst + off, raddr + off,
+		                len - off < chunk ? len - off : chunk, s->refused) < 0)
+			err = errno;
+		mine++;
+		__atomic_add_fetch(&c->done, 1, __ATOMIC_RELEASE);
+		if (err) { /* take what is left so the helper stops, and wait for its chunks */
+			uint64_t v = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE), hi;
+			do
+				hi = (v & ~(uint64_t)0xffffffffu) | n;
+			while ((uint32_t)v < n &&
+			       !__atomic_compare_exchange_n(&c->claim, &v, hi, 0, __ATOMIC_ACQ_REL,
+			                                    __ATOMIC_ACQUIRE));
+			taken = (uint32_t)v < n ? (uint32_t)v : n;
+			break;
+		}
+	}
+	/* the helper's last chunks: each is one system call under way */
+	for (unsigned spin = 1; __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) < taken; spin++)
+		if (spin % 4096 == 0) {
+			if (kill(pid, 0) < 0 && errno == ESRCH) {
+				__atomic_store_n(&c->busy, 0, __ATOMIC_RELAXED);
+				errno = ESRCH;
+				return -1;
+			}
+			sched_yield();
+		}
+	__atomic_store_n(&c->busy, 0, __ATOMIC_RELAXED);
+	s->co_msgs++;
+	s->co_mine += mine;
+	s->co_theirs += taken - mine;
+	if (!err && __atomic_load_n(&c->fail, __ATOMIC_RELAXED)) {
+		s->co_reread++; /* a write of the sender failed: read it all here */
+		if (tp_cma_read(pid, dst, raddr, len, s->refused) < 0)
+			err = errno;
+	}
+	if (err) {
+		if (err == EPERM || err == ENOSYS)
+			s->cma = 0; /* not allowed here: the pipelined copy from now on */
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, uint64_t rdst,
+                     size_t len)
+{
+	struct coop_slot *c = &s->coop[li];
+	size_t chunk = coop_chunk(len);
+	uint32_t n = (uint32_t)((len + chunk - 1) / chunk);
+	uint64_t v = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE);
+	int copied = 0;
+
+	while ((uint32_t)(v >> 32) == gen && (uint32_t)v < n) {
+		size_t off = (size_t)(uint32_t)v * chunk;
+		int bad;
+
+		if (!__atomic_compare_exchange_n(&c->claim, &v, v + 1, 0, __ATOMIC_ACQ_REL,
+		                                 __ATOMIC_ACQUIRE))
+			continue;
+		bad = s->refused || s->help_refused ||
+		      cma_write((pid_t)s->pids[li], (const char *)src + off, rdst + off,
+		                len - off < chunk ? len - off : chunk) < 0;
+		if (bad) /* the receiver reads the whole message itself */
+			__atomic_store_n(&c->fail, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->done, 1, __ATOMIC_RELEASE);
+		if (bad)
+			break;
+		copied++;
+		v = __atomic_load_n(&c->claim, __ATOMIC_ACQUIRE);
+	}
+	s->co_helped += (unsigned long long)copied;
+	return copied;
+}
+
+void tp_shm_coop_stats(const struct tp_shm *s, int rank)
+{
+	if (s && (s->co_msgs || s->co_helped))
+		fprintf(stderr,
+		        "lamkit tp: rank %d shm large messages read with the sender's help %llu "
+		        "(chunks: %llu mine, %llu the sender's; %llu read again after a failed "
+		        "write), chunks written for receivers %llu\n",
+		        rank, s->co_msgs, s->co_mine, s->co_theirs, s->co_reread, s->co_helped);
 }

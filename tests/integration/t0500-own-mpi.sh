@@ -21,7 +21,20 @@ for n in 1 2 3 4; do
 done
 like "$(lkx -n 4 "$D/ring" 3)" "ring: OK laps=3 size=4" "ring -n 4"
 like "$(lkx -n 3 "$D/collectives" 256)" "collectives: OK size=3" "collectives -n 3"
-like "$(LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "large: OK" "large messages 0 B .. 8 MiB"
+# a large message between two ranks on one node: the receiver reads chunks of it while the
+# sender, idle in MPI, writes the others into the receiver's buffer; a sender that computes
+# instead (600 ms, no MPI call) must not hold the receive back ("busy"), and a sender whose
+# writes fail leaves the receiver to read the whole message again
+out=$(LAMKIT_TP_STATS=1 LKX_TIMEOUT=120 lkx -n 2 "$D/large" 8388608 busy 2>&1)
+like "$out" "large: OK" "large messages 0 B .. 8 MiB copied by receiver and sender, one sender computing"
+# sum_field TEXT: the sum, over the ranks' stats lines, of the number after TEXT
+sum_field() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s + 0 }'; }
+[ "$(echo "$out" | sum_field 'chunks written for receivers')" -gt 0 ]
+ok $? "... and the senders copied chunks into the receivers (LAMKIT_TP_STATS)"
+out=$(LAMKIT_SHM_LARGE=cma-help-refused LAMKIT_TP_STATS=1 LKX_TIMEOUT=120 lkx -n 2 "$D/large" 2>&1)
+like "$out" "large: OK" "large messages when every write of a helping sender fails"
+[ "$(echo "$out" | sum_field 'the sender.s;')" -gt 0 ]
+ok $? "... and their receivers read those messages again themselves"
 # where the kernel refuses the receiver's read (Yama ptrace_scope 1), the message goes by CTS and
 # the pipelined copy: cma-refused makes every read fail with EPERM, as there
 like "$(LAMKIT_SHM_LARGE=cma-refused LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "large: OK" \

@@ -4,14 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
- * argv: [maxbytes] (default 8388608). Message sizes: 0, 1, every power of two up to maxbytes and
- * odd sizes 3, 7, 1000, 4095, 65537, 1000003, maxbytes-1. Phases: ring shift (Irecv+Send,
- * Sendrecv), blocking echo between rank pairs (0,1),(2,3)..., MPI_ANY_SOURCE/ANY_TAG with Probe to
- * rank 0, receive-by-tag in reverse order, same-tag ordering. Rank 0 prints "large: OK size=N
- * sizes=K bytes=B" and all exit 0; otherwise errors go to stderr, rank 0 prints "large: FAIL size=N
- * errors=E" and all exit 1.
+ * argv: [maxbytes [busy]] (default 8388608). Message sizes: 0, 1, every power of two up to
+ * maxbytes and odd sizes 3, 7, 1000, 4095, 65537, 1000003, maxbytes-1. Phases: ring shift
+ * (Irecv+Send, Sendrecv), blocking echo between rank pairs (0,1),(2,3)..., MPI_ANY_SOURCE/ANY_TAG
+ * with Probe to rank 0, receive-by-tag in reverse order, same-tag ordering. With "busy" (ranks 0
+ * and 1 on one node, over shared memory with its single-copy read) also: rank 0 starts a 4 MiB
+ * send and computes for 600 ms without calling MPI; rank 1's receive must complete meanwhile,
+ * whether or not the sender helps copy. Rank 0 prints "large: OK size=N sizes=K bytes=B" and all
+ * exit 0; otherwise errors go to stderr, rank 0 prints "large: FAIL size=N errors=E" and all
+ * exit 1.
  */
 
 static int g_rank, g_size;
@@ -199,6 +203,49 @@ static void phase_tags(void)
 	}
 }
 
+static double mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The receiver does not need the sender to call MPI once its send has started. */
+static void phase_busy(void)
+{
+	const long n = (4L << 20) + 1000;
+	unsigned char *b = xalloc(n);
+	double t[2] = {0, 0}; /* rank 1: receive done; rank 0: computing ended */
+	MPI_Request rq;
+
+	if (g_rank == 1)
+		MPI_Irecv(b, (int)n, MPI_BYTE, 0, 77, MPI_COMM_WORLD, &rq);
+	if (g_rank == 0)
+		fill(b, n, 0, 77);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (g_rank == 0) {
+		MPI_Isend(b, (int)n, MPI_BYTE, 1, 77, MPI_COMM_WORLD, &rq);
+		for (double end = mono() + 0.6; mono() < end;)
+			;
+		t[1] = mono();
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		MPI_Recv(t, 1, MPI_DOUBLE, 1, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (t[0] > t[1])
+			fail("%s: the receive of %ld bytes completed %ld ms after the sender's %ld "
+			     "ms "
+			     "of computing",
+			     "busy", n, (long)((t[0] - t[1]) * 1000), 600);
+	} else if (g_rank == 1) {
+		MPI_Status st;
+		MPI_Wait(&rq, &st);
+		t[0] = mono();
+		verify("busy", b, n, 0, 77, &st);
+		MPI_Send(t, 1, MPI_DOUBLE, 0, 78, MPI_COMM_WORLD);
+	}
+	free(b);
+}
+
 int main(int argc, char **argv)
 {
 	long maxb = 8L << 20, sizes[64], bytes = 0, errs = 0;
@@ -232,6 +279,8 @@ int main(int argc, char **argv)
 	phase_any_source();
 	MPI_Barrier(MPI_COMM_WORLD); /* keep the tag phase from matching ANY_TAG receives */
 	phase_tags();
+	if (argc > 2 && strcmp(argv[2], "busy") == 0 && g_size >= 2)
+		phase_busy();
 
 	MPI_Allreduce(&g_errors, &errs, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 	if (g_rank == 0) {
