@@ -250,7 +250,12 @@ struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
 	s->refused = large && strcmp(large, "cma-refused") == 0;
 	s->help_refused = large && strcmp(large, "cma-help-refused") == 0;
 	s->cma = large && *large ? strcmp(large, "cma") == 0 || s->refused || s->help_refused : 1;
-	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 16384 ? s->rbytes / 16 : 16384, 64,
+	/* 8 KiB: a 16 KiB message read by the receiver (RTS, one process_vm_readv, FIN) took 1.7 us
+	 * against 3.3-3.4 through the ring, and windows of 64 both ways moved 19-20 GB/s against
+	 * 6.3-7.6 (bench/pingpong and bench/streams at real-time priority; MPICH 13.8-13.9, Open
+	 * MPI 13.1-14.2). Up to 8 KiB the ring stays ahead one way; at 4 KiB a window of 8 KiB
+	 * messages one way fell from 11.1 to 8.7 GB/s. */
+	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 8192 ? s->rbytes / 16 : 8192, 64,
 	                    s->rbytes / 4);
 	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
 	                   s->rbytes / 4);
