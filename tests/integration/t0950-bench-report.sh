@@ -3,7 +3,7 @@
 # run facts of a real `bench/report --quick` run): the targets table has a row per target of
 # issue 16 and of issue 13 (one-sided, bench/rma), each verdict agrees with its ratio and want, the plots are drawn, and a second run on
 # a copy where lamkit got slower flags the regression (> 15 %) and the missed target.
-# timeout: 60
+# timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
 command -v gnuplot >/dev/null 2>&1 || skip_all "gnuplot not installed (packaging/setup-deps installs gnuplot-nox)"
 R=$LAMKIT_TOP/bench/report
@@ -40,6 +40,8 @@ like "$targets" "^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| 
 like "$targets" "^\| 3 \| Allreduce, Bcast, Reduce, Allgather, Alltoall, Barrier across 2 nodes, 8 B-1 MiB, µs \(worst: [a-z]+ [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"collectives across two nodes: the worst ratio over every collective and size"
 like "$(cat "$P")" "## Collectives across two nodes, one rank on each" "and a table of them"
+like "$(cat "$P")" "^\| 16 KiB \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" \
+	"the streams of bench/streams have a table, one way and both ways per size"
 like "$targets" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(worst: [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"windowed streams both ways: measured (bench/streams)"
 # issue 13's one-sided rows (bench/rma): latency against the better peer, bandwidth as MB/s
