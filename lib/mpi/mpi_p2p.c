@@ -457,6 +457,8 @@ static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t le
 {
 	struct mpii_unexp *u = malloc(sizeof(*u) + len);
 
+	tp_batch_stop(mpii.tp); /* what the wait that took it waits for is not behind it */
+
 	if (!u) {
 		mpii_err(NULL, MPI_ERR_NO_MEM, "unexpected message");
 		return;

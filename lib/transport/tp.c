@@ -496,6 +496,11 @@ int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 	}
 }
 
+void tp_batch_stop(tp_t *tp)
+{
+	tp->batch_stop = 1;
+}
+
 int tp_coop_ok(tp_t *tp, int peer, size_t len)
 {
 	return peer < tp->cfg.size && tp->kind[peer] == TP_SHM &&

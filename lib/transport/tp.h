@@ -101,6 +101,12 @@ int tp_poll(tp_t *tp);
  * once per batch rather than once per message. */
 int tp_poll_n(tp_t *tp, int budget);
 
+/* From ops.recv during tp_poll_n: hand up no more records in this call. The layer above says
+ * so when the record was not one it waits for (an unexpected message): the budget counted
+ * the requests of a wait, and records past them belong to later ones (a peer's next window),
+ * which would arrive before their receives are posted and cost a copy each. */
+void tp_batch_stop(tp_t *tp);
+
 /* Largest payload the layer above should send eagerly to `peer` (a copy is cheap). */
 size_t tp_eager_max(const tp_t *tp, int peer);
 /* Largest payload of one fragment to `peer` (pipelined bulk data is cut into these). */

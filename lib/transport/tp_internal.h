@@ -55,6 +55,7 @@ struct tp {
 	struct tp_udp *udp;
 	struct tp_mp *mp; /* peers of kind TP_MULTI: scheduling and ordering across paths */
 	int yield;
+	int batch_stop; /* tp_batch_stop: the layer above wants no more records in this drain */
 	unsigned polls;
 	/* fragments and payload bytes handed to each path (enum tp_kind), for LAMKIT_TP_STATS */
 	unsigned long long sent_frags[5], sent_bytes[5];

@@ -125,7 +125,8 @@ static inline int tp_ring_drain(tp_t *tp, struct tp_ring_rx *x, int budget)
 	const struct tp_ops *ops = &tp->cfg.ops;
 	int n;
 
-	for (n = 0; n < budget; n++) {
+	tp->batch_stop = 0;
+	for (n = 0; n < budget && !tp->batch_stop; n++) {
 		size_t off = (size_t)(x->pos & (x->rbytes - 1)), need;
 		struct tp_ring_rec *r = (struct tp_ring_rec *)(x->ring + off);
 		uint32_t flag = __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE);
