@@ -14,7 +14,7 @@
 #define HIGH_WATER (1u << 20)
 #define LOW_WATER  (256u << 10)
 #define DIRECT_MIN 4096 /* a frame this large with nothing queued is written at once */
-#define FDS_MAX    16   /* descriptors carried by one sendmsg/recvmsg */
+#define FDS_MAX    16   /* descriptors carried by one sendmsg (and so got by one recvmsg) */
 
 struct core_conn {
 	core_ev_t *ev;
@@ -27,12 +27,17 @@ struct core_conn {
 	size_t inlen, incap;
 	char *out;
 	size_t outoff, outlen, outcap;
-	/* descriptor passing (unix sockets, core_conn_pass_fds): fds queued to go with the
-	 * next write (each ahead of its frame's bytes or with them), and fds received, oldest
-	 * first, for the frames they came with to take */
-	int pass_fds, nfds_out, nfds_in;
-	int fds_out[FDS_MAX], *fds_in;
-	size_t fds_in_cap;
+	uint64_t sent; /* bytes written since the start: where the queue begins */
+	/* descriptor passing (unix sockets, core_conn_pass_fds): fds waiting to be sent, each
+	 * with where its frame begins in the stream (never written before the fd), and fds
+	 * received, oldest first, for the frames they came with to take */
+	int pass_fds, nfds_in;
+	struct fd_out {
+		int fd;
+		uint64_t at;
+	} * fds_out;
+	size_t nfds_out, fds_out_cap, fds_in_cap;
+	int *fds_in;
 };
 
 static void conn_update(core_conn_t *c)
@@ -60,8 +65,9 @@ static void conn_fail(core_conn_t *c, int err)
 		c->on_close(c, err, c->arg);
 }
 
-/* write() of the queue, or sendmsg() carrying the queued descriptors: the receiver gets
- * them with these bytes, which begin at or before the frame each fd was queued with. */
+/* write() of the queue, or sendmsg() carrying up to FDS_MAX of the waiting descriptors: the
+ * receiver gets them with these bytes, which begin at or before the frame of each. With more
+ * waiting, the bytes stop before the frame of the first one left, which goes next time. */
 static ssize_t write_out(core_conn_t *c)
 {
 	struct iovec iov = {c->out + c->outoff, c->outlen - c->outoff};
@@ -70,22 +76,27 @@ static ssize_t write_out(core_conn_t *c)
 		struct cmsghdr align;
 	} u;
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	size_t k = c->nfds_out < FDS_MAX ? c->nfds_out : FDS_MAX;
 
-	if (c->nfds_out == 0)
+	if (k == 0)
 		return write(c->fd, iov.iov_base, iov.iov_len);
+	if (k < c->nfds_out) /* > 0: frames are in order, each at least a header long */
+		iov.iov_len = (size_t)(c->fds_out[k].at - c->sent);
 	memset(&u, 0, sizeof u);
 	m.msg_control = u.buf;
-	m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)c->nfds_out);
+	m.msg_controllen = CMSG_SPACE(sizeof(int) * k);
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)c->nfds_out);
-	memcpy(CMSG_DATA(cm), c->fds_out, sizeof(int) * (size_t)c->nfds_out);
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * k);
+	for (size_t i = 0; i < k; i++)
+		memcpy(CMSG_DATA(cm) + i * sizeof(int), &c->fds_out[i].fd, sizeof(int));
 	ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 	if (n > 0) { /* the peer holds its own copies now */
-		for (int i = 0; i < c->nfds_out; i++)
-			close(c->fds_out[i]);
-		c->nfds_out = 0;
+		for (size_t i = 0; i < k; i++)
+			close(c->fds_out[i].fd);
+		c->nfds_out -= k;
+		memmove(c->fds_out, c->fds_out + k, c->nfds_out * sizeof *c->fds_out);
 	}
 	return n;
 }
@@ -104,6 +115,7 @@ static void conn_write(core_conn_t *c)
 			return;
 		}
 		c->outoff += (size_t)n;
+		c->sent += (size_t)n;
 	}
 	if (c->outoff == c->outlen)
 		c->outoff = c->outlen = 0;
@@ -269,13 +281,16 @@ void core_conn_destroy(core_conn_t *c)
 	free(c->in);
 	free(c->out);
 	c->in = c->out = NULL;
-	for (int i = 0; i < c->nfds_out; i++)
-		close(c->fds_out[i]);
+	for (size_t i = 0; i < c->nfds_out; i++)
+		close(c->fds_out[i].fd);
+	free(c->fds_out);
+	c->fds_out = NULL;
 	for (int i = 0; i < c->nfds_in; i++)
 		close(c->fds_in[i]);
 	free(c->fds_in);
 	c->fds_in = NULL;
-	c->nfds_out = c->nfds_in = 0;
+	c->nfds_out = 0;
+	c->nfds_in = 0;
 	c->dead = 1;
 	if (!c->in_cb)
 		free(c);
@@ -357,9 +372,10 @@ int core_conn_send(core_conn_t *c, unsigned type, const void *a, size_t alen, co
 		ssize_t n;
 		while ((n = writev(c->fd, iov, 3)) < 0 && errno == EINTR)
 			;
-		if (n > 0 && (size_t)n == CORE_FRAME_HDR + len)
-			return 0;
 		done = n > 0 ? (size_t)n : 0;
+		c->sent += done;
+		if (done == CORE_FRAME_HDR + len)
+			return 0;
 	}
 	if (queue(c, h, a, alen, b, blen, done) < 0)
 		return -1;
@@ -441,14 +457,23 @@ void core_conn_pass_fds(core_conn_t *c)
 
 int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen, int fd)
 {
-	if (!c->pass_fds || c->nfds_out == FDS_MAX) {
-		errno = !c->pass_fds ? ENOTSUP : EAGAIN;
+	if (!c->pass_fds) {
+		errno = ENOTSUP;
 		return -1;
 	}
 	if (c->failed || c->fd < 0) {
 		errno = EPIPE;
 		return -1;
 	}
+	if (c->nfds_out == c->fds_out_cap) {
+		size_t cap = c->fds_out_cap ? c->fds_out_cap * 2 : 16;
+		struct fd_out *p = realloc(c->fds_out, cap * sizeof *p);
+		if (!p)
+			return -1;
+		c->fds_out = p;
+		c->fds_out_cap = cap;
+	}
+	uint64_t at = c->sent + (c->outlen - c->outoff);
 	char h[CORE_FRAME_HDR];
 	put32(h, (uint32_t)alen);
 	h[4] = (char)(type & 0xff);
@@ -458,7 +483,7 @@ int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen,
 	 * this frame, so the fd reaches the peer no later than the frame does */
 	if (queue(c, h, a, alen, NULL, 0, 0) < 0)
 		return -1;
-	c->fds_out[c->nfds_out++] = fd;
+	c->fds_out[c->nfds_out++] = (struct fd_out){fd, at};
 	conn_update(c);
 	return 0;
 }
