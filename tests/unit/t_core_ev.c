@@ -148,8 +148,9 @@ int main(void)
 	core_conn_destroy(cs);
 	core_conn_destroy(cr);
 
-	/* descriptor passing: pipes go with frames queued behind large ones (partly written
-	 * directly, partly queued); each frame takes its own fd, in order */
+	/* descriptor passing: pipes go with 20 small frames back to back, then with frames
+	 * queued behind large ones (partly written directly, partly queued); each frame takes
+	 * its own fd, in order */
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
 	struct fr d = {0};
 	core_conn_t *ds = core_conn_create(ev, sv[0], on_frame, on_close, &d);
@@ -160,16 +161,16 @@ int main(void)
 	for (int i = 0; i < 40; i++) {
 		int p[2];
 		char id = (char)i;
-		core_conn_send(ds, 1, big, 300000, NULL, 0);
+		if (i >= 20) /* the first 20 back to back: more fds than one sendmsg carries */
+			core_conn_send(ds, 1, big, 300000, NULL, 0);
 		if (pipe(p) < 0 || write(p[1], &id, 1) != 1)
 			break;
 		close(p[1]);
 		sent += core_conn_send_fd(ds, 50, &id, 1, p[0]) == 0;
-		if (i % 10 == 9) /* at most 16 fds wait unsent */
-			for (int k = 0; k < 100 && fd_frames < sent; k++) {
-				core_ev_timer(ev, 100, stop_cb, NULL);
-				core_ev_run(ev);
-			}
+	}
+	for (int k = 0; k < 100 && fd_frames < sent; k++) {
+		core_ev_timer(ev, 100, stop_cb, NULL);
+		core_ev_run(ev);
 	}
 	is_int(sent, 40, "40 frames with a pipe each queued");
 	is_int(fd_right, 40, "each arrives with its own pipe, in order");
