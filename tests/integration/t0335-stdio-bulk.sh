@@ -59,4 +59,9 @@ is "$got" "$want" "forwarded: 24 MB of random bytes come out byte-exact (sha256)
 lkx --local-agents 2 -ppn 1 -n 2 sh -c 'yes "$(printf "%099d" "$PMI_RANK" | tr 0 "$PMI_RANK")" | head -n 30000' >"$T/two.out"
 ok $? "two agents: bulk job exits 0"
 is "$(grep -cE '^(0{99}|1{99})$' "$T/two.out")/$(wc -l <"$T/two.out")" 60000/60000 "two agents: 60000 whole lines"
+# mpiexec holds two pipes per rank: 120 ranks alive at once under a soft limit of 200 open files
+# (it raises its own to the hard limit; the ranks get the one they were given)
+out=$(ulimit -Sn 200 && lkx -n 120 sh -c 'echo "$PMI_RANK $(ulimit -Sn)"; sleep 1')
+ok $? "120 ranks under a 200-file soft limit: exit 0"
+is "$(printf '%s\n' "$out" | sort -u | grep -c ' 200$')" 120 "every rank's line arrives, and each rank has the soft limit of 200"
 done_testing
