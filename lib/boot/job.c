@@ -77,6 +77,11 @@ static void close_stream(boot_job_t *j, struct boot_rank *r, int stream)
 {
 	int *fd = stream == 1 ? &r->out_fd : &r->err_fd;
 
+	if (r->handed & 1u << stream) { /* the controller drains it when it sees JOB_DONE */
+		r->handed &= ~(1u << stream);
+		j->nstreams--;
+		return;
+	}
 	if (*fd < 0)
 		return;
 	core_ev_fd_del(j->ag->ev, *fd);
@@ -124,6 +129,47 @@ static void on_output(core_ev_t *ev, int fd, unsigned events, void *arg)
 	core_w_free(&w);
 	if (j->ctl && boot_link_congested(j->ctl) && !j->out_paused)
 		pause_output(j, 1); /* the controller is slow: let the ranks' pipes fill up */
+}
+
+/* A forked agent's controller (a plain link) reads the ranks' pipes itself: one copy of the
+ * output fewer, and no hop through this process. The stream still counts as open here until
+ * the controller says it reached EOF (IO_EOF), so JOB_DONE still means "output drained".
+ * LAMKIT_STDIO_DIRECT=0 keeps forwarding (to compare). 0, or -1: forward it ourselves. */
+static int hand_over(boot_job_t *j, struct boot_rank *r, int stream, int fd)
+{
+	static int off = -1;
+
+	if (off < 0) {
+		const char *e = getenv("LAMKIT_STDIO_DIRECT");
+		off = e && strcmp(e, "0") == 0;
+	}
+	if (off || !j->ctl)
+		return -1;
+	struct core_wbuf w = {0};
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, (uint32_t)r->rank);
+	core_w_u32(&w, (uint32_t)stream);
+	int rc = w.err ? -1 : boot_link_send_fd(j->ctl, BOOT_MSG_IO_PIPE, w.p, w.len, fd);
+	core_w_free(&w);
+	if (rc == 0)
+		r->handed |= 1u << stream;
+	return rc;
+}
+
+/* The controller read a handed pipe to its end. */
+static void handed_eof(boot_job_t *j, struct core_rbuf *rb)
+{
+	uint32_t rank = core_r_u32(rb), stream = core_r_u32(rb);
+
+	for (int i = 0; i < j->nranks && !rb->err && stream >= 1 && stream <= 2; i++) {
+		struct boot_rank *r = &j->r[i];
+		if ((uint32_t)r->rank != rank || !(r->handed & 1u << stream))
+			continue;
+		r->handed &= ~(1u << stream);
+		j->nstreams--;
+		check_done(j);
+		return;
+	}
 }
 
 void boot_job_resume_output(boot_job_t *j)
@@ -245,6 +291,9 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 	case BOOT_MSG_KILL:
 		boot_job_kill(j);
 		break;
+	case BOOT_MSG_IO_EOF:
+		handed_eof(j, r);
+		break;
 	case BOOT_MSG_FENCE_DOWN:
 		boot_job_fence_down(j, r);
 		break;
@@ -281,7 +330,7 @@ static void drain_timeout(core_ev_t *ev, void *arg)
 
 	j->drain_timer = 0;
 	for (int i = 0; i < j->nranks; i++) {
-		if (j->r[i].out_fd >= 0 || j->r[i].err_fd >= 0)
+		if (j->r[i].out_fd >= 0 || j->r[i].err_fd >= 0 || j->r[i].handed)
 			core_log(CORE_LOG_WARN,
 			         "rank %d exited but a process it started still holds its output "
 			         "open; not waiting for it",
@@ -343,6 +392,10 @@ int boot_job_nranks(const boot_job_t *j)
 
 void boot_job_orphan(boot_job_t *j)
 {
+	for (int i = 0; i < j->nranks; i++) /* the pipes it read went with it */
+		for (int s = 1; s <= 2; s++)
+			if (j->r[i].handed & 1u << s)
+				close_stream(j, &j->r[i], s);
 	j->ctl = NULL;
 	boot_job_kill(j);
 }
@@ -559,11 +612,17 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	char line[96];
 	snprintf(line, sizeof line, "%d %llu %d\n", (int)r->pid, start, r->rank);
 	core_w_bytes(&j->procs, line, strlen(line));
+	if (hand_over(j, r, 1, out[0]) == 0)
+		out[0] = -1;
+	if (hand_over(j, r, 2, errp[0]) == 0)
+		errp[0] = -1;
 	r->out_fd = out[0];
 	r->err_fd = errp[0];
 	out[0] = errp[0] = -1;
-	core_ev_fd(j->ag->ev, r->out_fd, CORE_EV_READ, on_output, r);
-	core_ev_fd(j->ag->ev, r->err_fd, CORE_EV_READ, on_output, r);
+	if (r->out_fd >= 0)
+		core_ev_fd(j->ag->ev, r->out_fd, CORE_EV_READ, on_output, r);
+	if (r->err_fd >= 0)
+		core_ev_fd(j->ag->ev, r->err_fd, CORE_EV_READ, on_output, r);
 	j->nstreams += 2;
 	j->nalive++;
 	if (in[1] >= 0) {

@@ -21,6 +21,7 @@ struct boot_rank {
 	int rank;
 	pid_t pid;
 	int out_fd, err_fd;
+	unsigned handed;  /* bit 1 << stream: that pipe went to the controller (IO_PIPE) */
 	int pmi_fd;       /* our end of the PMI socketpair (or accepted TCP conn) */
 	int pmi_child_fd; /* the rank's end until it is spawned */
 	pmi_conn_t *pmi;

@@ -74,6 +74,7 @@ static void check_over(struct ctl *c)
 /* The agent's part is over (or it is gone): drop its link. Idempotent. */
 static void agent_gone(struct agent *a)
 {
+	boot_ctl_pipes_drain(a->c, a);
 	if (!a->done) {
 		a->done = 1;
 		a->c->ndone++;
@@ -364,6 +365,14 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 		hello(a, d, len);
 		return;
 	}
+	if (type == BOOT_MSG_IO_PIPE) { /* its fd is taken even if the frame is not ours */
+		int fd = boot_link_take_fd(l);
+		if (!r.err && jobid == c->o->js->jobid)
+			boot_ctl_pipe_open(a, &r, fd);
+		else if (fd >= 0)
+			close(fd);
+		return;
+	}
 	if (r.err || jobid != c->o->js->jobid)
 		return;
 	switch (type) {
@@ -429,6 +438,7 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 		fence_up(a, &r);
 		break;
 	case BOOT_MSG_JOB_DONE:
+		boot_ctl_pipes_drain(c, a);
 		if (!a->done) {
 			a->done = 1;
 			c->ndone++;
@@ -630,6 +640,7 @@ int boot_ctl_end(struct ctl *c)
 			close(c->ag[i].fd);
 	}
 	boot_ctl_reap_agents(c);
+	boot_ctl_pipes_free(c);
 	for (int i = 0; c->ag && i < c->nag; i++)
 		free(c->ag[i].ranks);
 	free(c->ag);

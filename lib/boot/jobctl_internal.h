@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct ctl;
+struct ctl_pipe;
 
 #define BOOT_FENCE_FANOUT 4 /* children per agent in a job's fence tree */
 
@@ -34,7 +35,8 @@ struct ctl {
 	const struct boot_run_opts *o;
 	core_ev_t *ev;
 	boot_outbuf_t *out;
-	pid_t *pids; /* by rank */
+	struct ctl_pipe *pipes; /* [rank * 2 + stream - 1]: pipes read here (jobctl_io.c) */
+	pid_t *pids;            /* by rank */
 	struct agent *ag;
 	int nag, ndone;
 	int placed;          /* each agent gets its own ranks; else o->js goes as it is */
@@ -100,6 +102,16 @@ struct ctl *boot_ctl_root(struct ctl *c);
  * exit_code set). Does not run the loop. */
 int boot_ctl_start(struct ctl *c, struct boot_place_node *nodes, int nnodes,
                    const struct boot_place_opts *p, const struct boot_universe *u);
+
+/* jobctl_io.c: an IO_PIPE frame from agent a (r after the jobid) brought fd, the read end of
+ * a rank's stdout or stderr: read it here until EOF, then tell the agent (IO_EOF). fd < 0:
+ * nothing came; a bad frame closes fd. */
+void boot_ctl_pipe_open(struct agent *a, struct core_rbuf *r, int fd);
+/* Read what is left in the pipes agent a handed over (all pipes: a NULL) and close them: its
+ * JOB_DONE came or it is gone. */
+void boot_ctl_pipes_drain(struct ctl *c, const struct agent *a);
+/* Drain and close every pipe, free the table. */
+void boot_ctl_pipes_free(struct ctl *c);
 
 /* jobctl_spawn.c: agent a's rank asks for a new job (BOOT_MSG_SPAWN): place and start it as a
  * spawned job of the family, or answer rc=-1 with one line said. */

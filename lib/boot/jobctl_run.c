@@ -4,6 +4,7 @@
 #include "agent.h"
 #include "core.h"
 #include "jobctl_internal.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -49,6 +50,8 @@ static int fork_agents(struct ctl *c, int singinit_fd, pid_t singinit_pid)
 
 	if (!sv)
 		return -1;
+	/* they hand us two pipes per rank (IO_PIPE); ranks still get the limit we were given */
+	boot_spawn_raise_nofile();
 	for (int i = 0; i < c->nag; i++)
 		sv[i][0] = sv[i][1] = -1;
 	for (int i = 0; i < c->nag && rc == 0; i++) {

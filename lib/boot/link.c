@@ -113,6 +113,7 @@ boot_link_t *boot_link_plain(core_ev_t *ev, int fd, const char *peer,
 		return NULL;
 	}
 	core_conn_on_drain(l->plain, p_drain);
+	core_conn_pass_fds(l->plain); /* a socketpair to a forked agent */
 	return l;
 }
 
@@ -156,6 +157,20 @@ int boot_link_send(boot_link_t *l, unsigned type, const void *a, size_t alen, co
 	if (l->sec)
 		return boot_sconn_send(l->sec, type, a, alen, b, blen);
 	return core_conn_send(l->plain, type, a, alen, b, blen);
+}
+
+int boot_link_send_fd(boot_link_t *l, unsigned type, const void *a, size_t alen, int fd)
+{
+	if (!l || l->sec) {
+		errno = !l ? EPIPE : ENOTSUP;
+		return -1;
+	}
+	return core_conn_send_fd(l->plain, type, a, alen, fd);
+}
+
+int boot_link_take_fd(boot_link_t *l)
+{
+	return l && l->plain ? core_conn_take_fd(l->plain) : -1;
 }
 
 int boot_link_ready(const boot_link_t *l)

@@ -38,6 +38,12 @@ void boot_link_destroy(boot_link_t *l);
  * ready, EPIPE after close, ENOMEM, EMSGSIZE). */
 int boot_link_send(boot_link_t *l, unsigned type, const void *a, size_t alen, const void *b,
                    size_t blen);
+/* Plain links only (a socketpair, both ends in this binary): queue a frame that carries fd to
+ * the peer, which takes it with boot_link_take_fd while handling that frame. The link owns fd
+ * on success. 0, or -1 with errno (ENOTSUP on a secure link; fd still the caller's). */
+int boot_link_send_fd(boot_link_t *l, unsigned type, const void *a, size_t alen, int fd);
+/* The descriptor that came with the frame being handled (oldest not taken), or -1. */
+int boot_link_take_fd(boot_link_t *l);
 int boot_link_ready(const boot_link_t *l);
 size_t boot_link_queued(const boot_link_t *l);
 int boot_link_congested(const boot_link_t *l);

@@ -35,6 +35,9 @@ enum boot_msg {
 	BOOT_MSG_NAMES = 25,       /* A->head: u32 jobid, u32 rank, u32 op (PMI_NAME_*), str name,
 	                              str port ("" unless publish) */
 	BOOT_MSG_NAMES_REPLY = 26, /* head->A: u32 jobid, u32 rank, u32 rc, str port or reason */
+	/* output read by mpiexec itself (forked agents: doc/PROTOCOL-agent.md, "Output") */
+	BOOT_MSG_IO_PIPE = 27, /* A->M: u32 jobid, u32 rank, u32 stream + the pipe's read end */
+	BOOT_MSG_IO_EOF = 28,  /* M->A: u32 jobid, u32 rank, u32 stream: that pipe is at EOF */
 	/* universe frames (no jobid): doc/PROTOCOL-agent.md, "Universe" */
 	BOOT_MSG_AGENT_INFO = 16,   /* A->boot: u32 node, str host, u32 pid, u32 cpus, u32 port,
 	                               str version, str slurm node name, str wipe report */

@@ -7,12 +7,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #define HIGH_WATER (1u << 20)
 #define LOW_WATER  (256u << 10)
 #define DIRECT_MIN 4096 /* a frame this large with nothing queued is written at once */
+#define FDS_MAX    16   /* descriptors carried by one sendmsg (and so got by one recvmsg) */
 
 struct core_conn {
 	core_ev_t *ev;
@@ -25,6 +27,17 @@ struct core_conn {
 	size_t inlen, incap;
 	char *out;
 	size_t outoff, outlen, outcap;
+	uint64_t sent; /* bytes written since the start: where the queue begins */
+	/* descriptor passing (unix sockets, core_conn_pass_fds): fds waiting to be sent, each
+	 * with where its frame begins in the stream (never written before the fd), and fds
+	 * received, oldest first, for the frames they came with to take */
+	int pass_fds, nfds_in;
+	struct fd_out {
+		int fd;
+		uint64_t at;
+	} * fds_out;
+	size_t nfds_out, fds_out_cap, fds_in_cap;
+	int *fds_in;
 };
 
 static void conn_update(core_conn_t *c)
@@ -52,10 +65,46 @@ static void conn_fail(core_conn_t *c, int err)
 		c->on_close(c, err, c->arg);
 }
 
+/* write() of the queue, or sendmsg() carrying up to FDS_MAX of the waiting descriptors: the
+ * receiver gets them with these bytes, which begin at or before the frame of each. With more
+ * waiting, the bytes stop before the frame of the first one left, which goes next time. */
+static ssize_t write_out(core_conn_t *c)
+{
+	struct iovec iov = {c->out + c->outoff, c->outlen - c->outoff};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FDS_MAX)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	size_t k = c->nfds_out < FDS_MAX ? c->nfds_out : FDS_MAX;
+
+	if (k == 0)
+		return write(c->fd, iov.iov_base, iov.iov_len);
+	if (k < c->nfds_out) /* > 0: frames are in order, each at least a header long */
+		iov.iov_len = (size_t)(c->fds_out[k].at - c->sent);
+	memset(&u, 0, sizeof u);
+	m.msg_control = u.buf;
+	m.msg_controllen = CMSG_SPACE(sizeof(int) * k);
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * k);
+	for (size_t i = 0; i < k; i++)
+		memcpy(CMSG_DATA(cm) + i * sizeof(int), &c->fds_out[i].fd, sizeof(int));
+	ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+	if (n > 0) { /* the peer holds its own copies now */
+		for (size_t i = 0; i < k; i++)
+			close(c->fds_out[i].fd);
+		c->nfds_out -= k;
+		memmove(c->fds_out, c->fds_out + k, c->nfds_out * sizeof *c->fds_out);
+	}
+	return n;
+}
+
 static void conn_write(core_conn_t *c)
 {
 	while (c->outoff < c->outlen) {
-		ssize_t n = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
+		ssize_t n = write_out(c);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -66,6 +115,7 @@ static void conn_write(core_conn_t *c)
 			return;
 		}
 		c->outoff += (size_t)n;
+		c->sent += (size_t)n;
 	}
 	if (c->outoff == c->outlen)
 		c->outoff = c->outlen = 0;
@@ -104,6 +154,61 @@ static void conn_dispatch(core_conn_t *c)
 	}
 }
 
+/* Keep a received descriptor for core_conn_take_fd. 0, or -1 (closed it: no memory). */
+static int keep_fd(core_conn_t *c, int fd)
+{
+	if ((size_t)c->nfds_in == c->fds_in_cap) {
+		size_t cap = c->fds_in_cap ? c->fds_in_cap * 2 : 8;
+		int *p = realloc(c->fds_in, cap * sizeof *p);
+		if (!p) {
+			close(fd);
+			return -1;
+		}
+		c->fds_in = p;
+		c->fds_in_cap = cap;
+	}
+	c->fds_in[c->nfds_in++] = fd;
+	return 0;
+}
+
+/* recvmsg into the input buffer, keeping the descriptors that came along. A descriptor lost
+ * (no fd left for it: MSG_CTRUNC, or no memory) would hand the next frames the wrong ones,
+ * so that fails the connection: -1 with errno. */
+static ssize_t recv_fds(core_conn_t *c)
+{
+	struct iovec iov = {c->in + c->inlen, c->incap - c->inlen};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FDS_MAX)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t n = recvmsg(c->fd, &m, MSG_CMSG_CLOEXEC);
+
+	int lost = 0;
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+			if (keep_fd(c, fd) < 0)
+				lost = ENOMEM;
+		}
+	}
+	if (m.msg_flags & MSG_CTRUNC)
+		lost = EMFILE;
+	if (lost) {
+		errno = lost;
+		return -1;
+	}
+	return n;
+}
+
 static int conn_read(core_conn_t *c)
 {
 	if (c->incap - c->inlen < 65536) {
@@ -116,7 +221,7 @@ static int conn_read(core_conn_t *c)
 		c->in = p;
 		c->incap = cap;
 	}
-	ssize_t n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
+	ssize_t n = c->pass_fds ? recv_fds(c) : read(c->fd, c->in + c->inlen, c->incap - c->inlen);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 1;
 	if (n <= 0)
@@ -176,6 +281,16 @@ void core_conn_destroy(core_conn_t *c)
 	free(c->in);
 	free(c->out);
 	c->in = c->out = NULL;
+	for (size_t i = 0; i < c->nfds_out; i++)
+		close(c->fds_out[i].fd);
+	free(c->fds_out);
+	c->fds_out = NULL;
+	for (int i = 0; i < c->nfds_in; i++)
+		close(c->fds_in[i]);
+	free(c->fds_in);
+	c->fds_in = NULL;
+	c->nfds_out = 0;
+	c->nfds_in = 0;
 	c->dead = 1;
 	if (!c->in_cb)
 		free(c);
@@ -257,9 +372,10 @@ int core_conn_send(core_conn_t *c, unsigned type, const void *a, size_t alen, co
 		ssize_t n;
 		while ((n = writev(c->fd, iov, 3)) < 0 && errno == EINTR)
 			;
-		if (n > 0 && (size_t)n == CORE_FRAME_HDR + len)
-			return 0;
 		done = n > 0 ? (size_t)n : 0;
+		c->sent += done;
+		if (done == CORE_FRAME_HDR + len)
+			return 0;
 	}
 	if (queue(c, h, a, alen, b, blen, done) < 0)
 		return -1;
@@ -332,4 +448,52 @@ int core_conn_flush(core_conn_t *c, int timeout_ms)
 int core_conn_fd(const core_conn_t *c)
 {
 	return c->fd;
+}
+
+void core_conn_pass_fds(core_conn_t *c)
+{
+	c->pass_fds = 1;
+}
+
+int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen, int fd)
+{
+	if (!c->pass_fds) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (c->failed || c->fd < 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	if (c->nfds_out == c->fds_out_cap) {
+		size_t cap = c->fds_out_cap ? c->fds_out_cap * 2 : 16;
+		struct fd_out *p = realloc(c->fds_out, cap * sizeof *p);
+		if (!p)
+			return -1;
+		c->fds_out = p;
+		c->fds_out_cap = cap;
+	}
+	uint64_t at = c->sent + (c->outlen - c->outoff);
+	char h[CORE_FRAME_HDR];
+	put32(h, (uint32_t)alen);
+	h[4] = (char)(type & 0xff);
+	h[5] = (char)(type >> 8 & 0xff);
+	h[6] = h[7] = 0;
+	/* queued, never written directly: the next write from the queue begins at or before
+	 * this frame, so the fd reaches the peer no later than the frame does */
+	if (queue(c, h, a, alen, NULL, 0, 0) < 0)
+		return -1;
+	c->fds_out[c->nfds_out++] = (struct fd_out){fd, at};
+	conn_update(c);
+	return 0;
+}
+
+int core_conn_take_fd(core_conn_t *c)
+{
+	if (c->nfds_in == 0)
+		return -1;
+	int fd = c->fds_in[0];
+	memmove(c->fds_in, c->fds_in + 1, (size_t)(c->nfds_in - 1) * sizeof *c->fds_in);
+	c->nfds_in--;
+	return fd;
 }

@@ -41,4 +41,17 @@ void core_conn_pause(core_conn_t *c, int paused);
 int core_conn_flush(core_conn_t *c, int timeout_ms);
 int core_conn_fd(const core_conn_t *c);
 
+/* Descriptor passing, for a unix socket whose peer does the same: reads use recvmsg and keep
+ * the descriptors that arrive (close-on-exec) for core_conn_take_fd. */
+void core_conn_pass_fds(core_conn_t *c);
+/* Queue a frame (one payload piece) carrying fd to the peer, which takes it with
+ * core_conn_take_fd while it handles that frame (never later: an fd goes with a write that
+ * begins at or before its frame; 16 at most per sendmsg, more waiting split the write). The
+ * conn owns fd from here on (closed once sent, or with the conn). 0, or -1 with errno
+ * (ENOTSUP without core_conn_pass_fds, EPIPE, ENOMEM); fd is still the caller's then. */
+int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen, int fd);
+/* The oldest descriptor received and not taken yet (the caller owns it), or -1. Frames that
+ * carry one must take it even when they are ignored. */
+int core_conn_take_fd(core_conn_t *c);
+
 #endif

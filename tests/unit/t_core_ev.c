@@ -4,6 +4,7 @@
 #include "ev.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -57,6 +58,21 @@ static void on_seq(core_conn_t *c, unsigned type, const char *d, size_t len, voi
 		good = d[k] == (char)(type + k);
 	intact += good;
 	next_type++;
+}
+
+/* fd frames (type 50) carry a pipe whose one byte says which frame it belongs to */
+static int fd_frames, fd_right;
+
+static void on_fd(core_conn_t *c, unsigned type, const char *d, size_t len, void *arg)
+{
+	char byte = -1;
+	if (type != 50)
+		return;
+	int fd = core_conn_take_fd(c);
+	fd_right += fd >= 0 && read(fd, &byte, 1) == 1 && len == 1 && byte == d[0];
+	fd_frames++;
+	if (fd >= 0)
+		close(fd);
 }
 
 static void stop_cb(core_ev_t *ev, void *arg)
@@ -131,6 +147,41 @@ int main(void)
 	       "large frames written at once and small ones queued arrive intact, in order");
 	core_conn_destroy(cs);
 	core_conn_destroy(cr);
+
+	/* descriptor passing: pipes go with 20 small frames back to back, then with frames
+	 * queued behind large ones (partly written directly, partly queued); each frame takes
+	 * its own fd, in order */
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	struct fr d = {0};
+	core_conn_t *ds = core_conn_create(ev, sv[0], on_frame, on_close, &d);
+	core_conn_t *dr = core_conn_create(ev, sv[1], on_fd, on_close, &d);
+	core_conn_pass_fds(ds);
+	core_conn_pass_fds(dr);
+	int sent = 0;
+	for (int i = 0; i < 40; i++) {
+		int p[2];
+		char id = (char)i;
+		if (i >= 20) /* the first 20 back to back: more fds than one sendmsg carries */
+			core_conn_send(ds, 1, big, 300000, NULL, 0);
+		if (pipe(p) < 0 || write(p[1], &id, 1) != 1)
+			break;
+		close(p[1]);
+		sent += core_conn_send_fd(ds, 50, &id, 1, p[0]) == 0;
+	}
+	for (int k = 0; k < 100 && fd_frames < sent; k++) {
+		core_ev_timer(ev, 100, stop_cb, NULL);
+		core_ev_run(ev);
+	}
+	is_int(sent, 40, "40 frames with a pipe each queued");
+	is_int(fd_right, 40, "each arrives with its own pipe, in order");
+	core_conn_destroy(ds);
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	cs = core_conn_create(ev, sv[0], on_frame, on_close, &d);
+	int rc = core_conn_send_fd(cs, 50, "x", 1, sv[1]);
+	ok(rc < 0 && errno == ENOTSUP, "a conn without descriptor passing refuses to send one");
+	close(sv[1]);
+	core_conn_destroy(cs);
+	core_conn_destroy(dr);
 
 	/* garbage: an announced frame over the limit closes the conn with an error */
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
