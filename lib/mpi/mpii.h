@@ -604,6 +604,14 @@ int mpii_cards(struct mpii_comm *c, char **cards);
 int mpii_cards_world(char *cards, int n, int *w);
 /* The card in a port name, or NULL when it is not one of ours. */
 const char *mpii_port_card(const char *port);
+/* Every communicator with processes of other jobs holds each of them (d = 1 when it is made,
+ * -1 when it is destroyed): mpi_comm.c. */
+void mpii_dyn_hold(const struct mpii_comm *c, int d);
+/* Let every process of another job that no communicator holds go (tp_release): what
+ * MPI_Comm_disconnect does after freeing its communicator. */
+void mpii_dyn_release_idle(void);
+/* Free the table of holds (MPI_Finalize, after the communicators). */
+void mpii_dyn_fini(void);
 /* MPI_Comm_spawn without a handshake (doc/PROTOCOL-mpi-wire.md section 8, "Spawn"): the
  * parents gather their masks and cards at the root before the children start
  * (mpii_spawn_gather: members_at_root), the root picks the id and gives it and the parents'
