@@ -664,12 +664,14 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
  */
 static int *holds, nholds;
 
-void mpii_dyn_hold(const struct mpii_comm *c, int d)
+void mpii_dyn_hold(struct mpii_comm *c, int d)
 {
 	const struct mpii_group *g[2] = {c->grp, c->rgrp};
 
-	if (!mpii.tp && d > 0)
+	/* the private ones (handshake, union, node parts) are made without holds */
+	if ((d > 0) == (c->holds != 0))
 		return;
+	c->holds = d > 0;
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; g[k] && i < g[k]->size; i++) {
 			int p = g[k]->world[i] - mpii.size;
@@ -722,6 +724,9 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
 	if (rc != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Comm_disconnect");
 	rc = PMPI_Comm_free(comm);
+	/* the barrier's own last messages may still wait for a connection to be answered */
+	for (double t0 = PMPI_Wtime(); dyn_queued() && PMPI_Wtime() - t0 < 10.0;)
+		mpii_progress_wait();
 	if (rc == MPI_SUCCESS)
 		mpii_dyn_release_idle();
 	return rc;
