@@ -49,7 +49,9 @@
 #define TCP_FRAG_NAMED (1 << 20)
 #define TCP_FRAG       (256 * 1024)
 
-enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP };
+/* C_LATER: a connection to this peer (another job) is still ending (BYE): fragments wait until
+ * it has, or until the peer connects; then a new one is made */
+enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP, C_LATER };
 
 struct conn {
 	int fd;
@@ -103,6 +105,7 @@ struct tp_tcp {
 
 static int push(struct tp_tcp *t, struct conn *c);
 static int read_frames(struct tp_tcp *t, struct conn *c, int peer);
+static int start_connect(struct tp_tcp *t, int peer);
 
 static int listen_and_publish(struct tp_tcp *t, int publish, char *err, size_t errlen)
 {
@@ -341,6 +344,9 @@ static void linger(struct tp_tcp *t, int peer)
 	t->act[c->act] = t->act[--t->nact];
 	t->c[t->act[c->act]].act = c->act;
 	c->ended++;
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d -> peer %d: BYE%s, connection ending (%u)\n",
+		        t->tp->cfg.rank, peer, l->bye_in ? " answered" : "", c->ended);
 	memset(&c->q, 0, sizeof c->q);
 	c->qbytes = 0;
 	c->in = NULL;
@@ -349,15 +355,36 @@ static void linger(struct tp_tcp *t, int peer)
 	conn_close(t, peer, C_NONE);
 }
 
+/* Whether a connection to peer is still ending. */
+static int lingering_to(const struct tp_tcp *t, int peer)
+{
+	for (int i = 0; i < t->nlg; i++)
+		if (t->lg[i].peer == peer)
+			return 1;
+	return 0;
+}
+
 /* Close lingering connection i (the last takes its place). */
-static void linger_end(struct tp_tcp *t, int i)
+static void linger_end(struct tp_tcp *t, int i, const char *why)
 {
 	struct conn *l = &t->lg[i];
+
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d -> peer %d: connection closed (%s)\n",
+		        t->tp->cfg.rank, l->peer, why);
+	int peer = l->peer;
 
 	drop_queue(t, l);
 	close(l->fd);
 	free(l->in);
 	t->lg[i] = t->lg[--t->nlg];
+	/* one connection between two processes at a time: what waited for this one to end goes
+	 * on a new one now (a peer that cannot be reached any more: dropped, as at EPIPE) */
+	if (t->c[peer].st == C_LATER && !lingering_to(t, peer)) {
+		t->c[peer].st = C_NONE;
+		if (start_connect(t, peer) < 0)
+			drop_queue(t, &t->c[peer]);
+	}
 }
 
 /* Push BYE out, then shut our half; read what the peer still sends until its BYE or EOF. A
@@ -380,7 +407,7 @@ static int poll_linger(struct tp_tcp *t)
 			gone = 1;
 		n += k > 0 ? k : 0;
 		if (gone || l->eof || (l->shut && l->bye_in)) {
-			linger_end(t, i);
+			linger_end(t, i, gone ? strerror(errno) : l->eof ? "EOF" : "both BYEs");
 			n++;
 		}
 	}
@@ -391,15 +418,18 @@ int tp_tcp_release(struct tp_tcp *t, int peer)
 {
 	struct conn *c = &t->c[peer];
 
-	if (c->fd >= 0 && c->st == C_UP) {
+	/* a connect not answered yet is left to finish (closed unread, the ACK would make the
+	 * kernel reset the peer's side), and fragments that wait for the peer's own connection
+	 * are not dropped: either goes at the next release */
+	if (c->st == C_UP && c->fd >= 0)
 		linger(t, peer);
-	} else {
-		drop_queue(t, c); /* a connect not answered yet: nothing was sent on it */
-		conn_close(t, peer, C_NONE);
+	else if (c->st == C_WAITPEER && !c->q.head)
+		c->st = C_NONE;
+	if (c->fd < 0) {
+		free(c->in);
+		c->in = NULL;
+		c->incap = 0;
 	}
-	free(c->in);
-	c->in = NULL;
-	c->incap = 0;
 	return 0;
 }
 
@@ -645,6 +675,8 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		errno = EMSGSIZE;
 		return -1;
 	}
+	if (c->st == C_NONE && peer >= t->tp->cfg.size && lingering_to(t, peer))
+		c->st = C_LATER; /* connect once the ending one has ended */
 	if (c->st == C_NONE && start_connect(t, peer) < 0)
 		return -1; /* why is in tp_error() */
 	if (c->st == C_UP && !c->q.head) {
@@ -727,7 +759,8 @@ static int accept_one(struct tp_tcp *t)
 		tp_shmx_bye(t->tp, p);
 		linger(t, p);
 	}
-	ans = c->st == C_NONE || c->st == C_WAITPEER || (c->st == C_HELLO && wins);
+	ans = c->st == C_NONE || c->st == C_WAITPEER || c->st == C_LATER ||
+	      (c->st == C_HELLO && wins);
 	if (send(fd, &ans, 4, MSG_NOSIGNAL) != 4 || !ans || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
 		close(fd);
 		return 0;
@@ -996,6 +1029,12 @@ static int read_frames(struct tp_tcp *t, struct conn *c, int peer)
 		}
 		r = recv(c->fd, c->in + c->inlen, want, 0);
 		c->n.reads++;
+		if (r < 0 && errno == ECONNRESET && !c->inlen && peer >= t->tp->cfg.size) {
+			/* a process of another job closed with something of ours unread (it ended
+			 * without MPI_Comm_disconnect, or our BYE crossed its end): it finished */
+			c->eof = 1;
+			return n;
+		}
 		if (r < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
 		if (r == 0) {
@@ -1104,6 +1143,8 @@ int tp_tcp_poll(struct tp_tcp *t)
 
 int tp_tcp_reach(struct tp_tcp *t, int peer)
 {
+	if (t->c[peer].st == C_NONE && lingering_to(t, peer))
+		t->c[peer].st = C_LATER;
 	return t->c[peer].st == C_NONE ? start_connect(t, peer) : 0;
 }
 
