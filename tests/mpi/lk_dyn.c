@@ -668,11 +668,34 @@ static int bench(int n)
 
 /* ---- disconnect releases the other job's processes ---- */
 
-/* What this process holds: open fds, sockets among them, lamkit MPI segments mapped
+/* What this process holds: open fds, tcp sockets among them (other sockets, e.g. the transport's
+ * doorbell opened when the process first sleeps, are not counted), lamkit MPI segments mapped
  * (/proc/self/maps), and its pair segments' names in /dev/shm. */
 struct held {
 	int fds, socks, maps, names;
 };
+
+/* Whether socket inode ino is a tcp socket of this process. */
+static int is_tcp(unsigned long ino)
+{
+	static const char *const f[] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+	char line[512];
+	int found = 0;
+
+	for (int k = 0; k < 2 && !found; k++) {
+		FILE *t = fopen(f[k], "r");
+		while (t && !found && fgets(line, sizeof line, t)) {
+			unsigned long i = 0;
+			/* sl local rem st tx:rx tr:when retr uid timeout inode */
+			if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i) == 1 &&
+			    i == ino)
+				found = 1;
+		}
+		if (t)
+			fclose(t);
+	}
+	return found;
+}
 
 static void count_held(struct held *h)
 {
@@ -683,14 +706,18 @@ static void count_held(struct held *h)
 
 	memset(h, 0, sizeof *h);
 	while (d && (e = readdir(d))) {
+		unsigned long ino;
 		ssize_t k;
 		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
 			continue;
-		h->fds++;
 		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
 		k = readlink(path, link, sizeof link - 1);
-		if (k > 0 && (link[k] = '\0', !strncmp(link, "socket:", 7)))
+		if (k > 0 && (link[k] = '\0', sscanf(link, "socket:[%lu]", &ino) == 1)) {
+			if (!is_tcp(ino))
+				continue;
 			h->socks++;
+		}
+		h->fds++;
 	}
 	if (d)
 		closedir(d);
