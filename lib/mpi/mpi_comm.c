@@ -27,6 +27,7 @@ static struct mpii_comm *comm_new(struct mpii_group *g, struct mpii_group *rg, u
 	c->rank = g->rank;
 	c->size = g->size;
 	c->errh = MPI_ERRORS_ARE_FATAL;
+	mpii_dyn_hold(c, 1);
 	return c;
 }
 
@@ -70,6 +71,7 @@ int mpii_comm_init(void)
 static void comm_destroy(struct mpii_comm *c)
 {
 	mpii_attr_clear_comm(c);
+	mpii_dyn_hold(c, -1);
 	if (c->handle == mpii.parent && c->handle != MPI_COMM_NULL)
 		mpii.parent = MPI_COMM_NULL;
 	if (c->handle > MPI_COMM_SELF)
@@ -109,6 +111,7 @@ void mpii_comm_fini(void)
 	}
 	free(mpii.groups.v);
 	memset(&mpii.groups, 0, sizeof(mpii.groups));
+	mpii_dyn_fini();
 }
 
 /* ---- context ids ---- */

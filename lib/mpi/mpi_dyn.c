@@ -649,6 +649,63 @@ int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm c
 	return mpii_err(c, mpii_connect(port_name, root, c, newcomm), "MPI_Comm_connect");
 }
 
+/* ---- disconnect: releasing the processes of other jobs ---- */
+
+/*
+ * Each process of another job (peer index >= the job's size) is held by every communicator whose
+ * groups contain it: intra or inter, made by accept/connect/spawn/join or from such a one by dup,
+ * split, create or merge. MPI_Comm_disconnect frees its communicator and then lets every such
+ * process that nothing holds any more go (tp_release: its connection ended in order with BYE,
+ * its pair segment unmapped; doc/PROTOCOL-mpi-wire.md section 8.2). MPI_Comm_free of the last
+ * holder does not: MPI does not promise it (MPI-4 11.10.4), and free is local, so the other side
+ * may still be sending on its copy of the communicator; its process is let go at the next
+ * disconnect, or at MPI_Finalize. A request on a freed communicator keeps it, and its holds,
+ * until the request is freed.
+ */
+static int *holds, nholds;
+
+void mpii_dyn_hold(struct mpii_comm *c, int d)
+{
+	const struct mpii_group *g[2] = {c->grp, c->rgrp};
+
+	/* the private ones (handshake, union, node parts) are made without holds */
+	if ((d > 0) == (c->holds != 0))
+		return;
+	c->holds = d > 0;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; g[k] && i < g[k]->size; i++) {
+			int p = g[k]->world[i] - mpii.size;
+			if (p < 0)
+				continue;
+			if (p >= nholds) {
+				int n = p + 16, *h = realloc(holds, sizeof(int) * (size_t)n);
+				if (!h)
+					continue; /* then it is not let go before MPI_Finalize */
+				memset(h + nholds, 0, sizeof(int) * (size_t)(n - nholds));
+				holds = h;
+				nholds = n;
+			}
+			holds[p] += d;
+		}
+}
+
+void mpii_dyn_release_idle(void)
+{
+	MPII_TP_LOCK();
+	int n = tp_npeers(mpii.tp) - mpii.size;
+	for (int p = 0; p < n; p++)
+		if (p >= nholds || holds[p] <= 0)
+			tp_release(mpii.tp, mpii.size + p);
+	MPII_TP_UNLOCK();
+}
+
+void mpii_dyn_fini(void)
+{
+	free(holds);
+	holds = NULL;
+	nholds = 0;
+}
+
 MPII_ALIAS(Comm_disconnect)
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
@@ -666,7 +723,13 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
 	rc = c->inter ? mpii_inter_barrier(c) : mpii_barrier(c);
 	if (rc != MPI_SUCCESS)
 		return mpii_err(c, rc, "MPI_Comm_disconnect");
-	return PMPI_Comm_free(comm);
+	rc = PMPI_Comm_free(comm);
+	/* the barrier's own last messages may still wait for a connection to be answered */
+	for (double t0 = PMPI_Wtime(); dyn_queued() && PMPI_Wtime() - t0 < 10.0;)
+		mpii_progress_wait();
+	if (rc == MPI_SUCCESS)
+		mpii_dyn_release_idle();
+	return rc;
 }
 
 /* ---- MPI_Comm_join: the port names go over the socket ---- */

@@ -112,6 +112,7 @@ struct mpii_comm {
 	unsigned nbc_seq;       /* nonblocking collectives started: picks each one's tag */
 	struct mpii_hier *hier; /* node-aware collectives (mpi_hier.c), built on first use */
 	int hier_state;         /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
+	int holds; /* it holds the processes of other jobs in its groups (mpii_dyn_hold) */
 };
 
 /* Communicator for handle, or NULL (inline, below the global state). */
@@ -604,6 +605,15 @@ int mpii_cards(struct mpii_comm *c, char **cards);
 int mpii_cards_world(char *cards, int n, int *w);
 /* The card in a port name, or NULL when it is not one of ours. */
 const char *mpii_port_card(const char *port);
+/* A communicator with a handle holds each process of other jobs in its groups: take the holds
+ * (d = 1, when it is made) or drop them (d = -1, when it is destroyed; nothing for a private
+ * communicator that never took any): mpi_comm.c. */
+void mpii_dyn_hold(struct mpii_comm *c, int d);
+/* Let every process of another job that no communicator holds go (tp_release): what
+ * MPI_Comm_disconnect does after freeing its communicator. */
+void mpii_dyn_release_idle(void);
+/* Free the table of holds (MPI_Finalize, after the communicators). */
+void mpii_dyn_fini(void);
 /* MPI_Comm_spawn without a handshake (doc/PROTOCOL-mpi-wire.md section 8, "Spawn"): the
  * parents gather their masks and cards at the root before the children start
  * (mpii_spawn_gather: members_at_root), the root picks the id and gives it and the parents'

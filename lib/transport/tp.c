@@ -268,6 +268,15 @@ static void print_sent(const tp_t *tp)
 		              name[k], tp->sent_frags[k], tp->sent_bytes[k], k < 4 ? ";" : "");
 	fprintf(stderr, "%s\n", line);
 	tp_shm_coop_stats(tp->shm, tp->cfg.rank);
+	if (tp->npeers > tp->cfg.size) {
+		struct tp_dyn_counts d;
+		tp_dyn_counts(tp, &d);
+		/* what disconnect let go shows here: 0 after every communicator with them went */
+		fprintf(stderr,
+		        "lamkit tp: rank %d other jobs: %d met, %d connections (%d ending), %d "
+		        "segments\n",
+		        tp->cfg.rank, tp->npeers - tp->cfg.size, d.conns, d.lingering, d.segments);
+	}
 	if (tp->nsleep || tp->nbell)
 		fprintf(stderr,
 		        "lamkit tp: rank %d slept %llu times (%llu ran to the timeout), rang %llu "

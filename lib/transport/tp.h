@@ -182,4 +182,19 @@ int tp_reach(tp_t *tp, int peer);
 /* Peers known: the job's size plus the peers of other jobs so far. */
 int tp_npeers(const tp_t *tp);
 
+/* Let a peer of another job go (MPI_Comm_disconnect, when no communicator holds it any more):
+ * hand up what it wrote on its ring, unmap the pair segment, end the tcp connection in order
+ * (BYE, doc/PROTOCOL-mpi-wire.md section 8.2) and free its buffers. Call it when nothing is in
+ * flight to or from it. The index stays the peer's: a later tp_add_peer with its card, a send
+ * to it or a connection from it reach it again. The peer's BYE does the same here when it lets
+ * this process go first. 0, or -1 with errno EINVAL (not a peer of another job). */
+int tp_release(tp_t *tp, int peer);
+
+/* What this endpoint holds for peers of other jobs: open tcp connections to them (with those
+ * still ending), those ending, pair segments mapped. For tests and LAMKIT_TP_STATS. */
+struct tp_dyn_counts {
+	int conns, lingering, segments;
+};
+void tp_dyn_counts(const tp_t *tp, struct tp_dyn_counts *out);
+
 #endif

@@ -179,3 +179,25 @@ int tp_npeers(const tp_t *tp)
 {
 	return tp->npeers;
 }
+
+int tp_release(tp_t *tp, int peer)
+{
+	if (peer < tp->cfg.size || peer >= tp->npeers) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* the ring first: our last records there come before our BYE on tcp */
+	tp_shmx_bye(tp, peer);
+	if (tp->tcp)
+		tp_tcp_release(tp->tcp, peer);
+	return 0;
+}
+
+void tp_dyn_counts(const tp_t *tp, struct tp_dyn_counts *out)
+{
+	out->lingering = tp_tcp_lingering(tp->tcp);
+	out->conns = out->lingering;
+	for (int p = tp->cfg.size; tp->tcp && p < tp->npeers; p++)
+		out->conns += tp_tcp_connected(tp->tcp, p);
+	out->segments = tp_shmx_mapped(tp->shmx);
+}

@@ -140,6 +140,12 @@ int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr);
 /* Send on the ring of pair `slot` (tp->slot[peer]); same return convention as tp_send. */
 int tp_shmx_send(struct tp_shmx *x, int slot, const void *hdr, size_t hlen, const void *data,
                  size_t len, void *cookie);
+/* `peer` released us (its BYE came, or a new connection from it), or we release it: hand up what
+ * it wrote on its ring, drop what waits for room in ours, unmap the pair segment (unlinking a
+ * name the peer never mapped) and go back to tcp; a later send or frame maps a new one. */
+void tp_shmx_bye(tp_t *tp, int peer);
+/* Pair segments mapped now (0 for NULL). */
+int tp_shmx_mapped(const struct tp_shmx *x);
 /* Drain the inbound rings that were switched (one record per call) and push queued fragments.
  * Events handled, or -1 (EPIPE) when fragments wait for a peer that has ended. */
 int tp_shmx_poll(struct tp_shmx *x);
@@ -165,6 +171,14 @@ const char *tp_tcp_own_card(const struct tp_tcp *t);
 int tp_tcp_reach(struct tp_tcp *t, int peer);
 /* Close every connection and free. Accepts NULL. */
 void tp_tcp_destroy(struct tp_tcp *t);
+/* End the connection to peer (another job) in order: BYE after what is queued, our half shut
+ * down, closed once the peer's BYE or EOF came (doc/PROTOCOL-mpi-wire.md section 8.2). The
+ * peer's slot is free at once: a later send connects anew. 0. */
+int tp_tcp_release(struct tp_tcp *t, int peer);
+/* Connections ending that way now (0 for NULL). */
+int tp_tcp_lingering(const struct tp_tcp *t);
+/* Whether peer has a connection (up or being made). */
+int tp_tcp_connected(const struct tp_tcp *t, int peer);
 /* Send to peer rank; connects lazily. Same return convention as tp_send. */
 int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const void *data,
                 size_t len, void *cookie);
@@ -286,6 +300,10 @@ int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t
 /* The most payload bytes from peer that waited for their turn at once. */
 size_t tp_mp_max_held(const tp_t *tp, int peer);
 
+/* `path` of a tcp connection to a peer of another job that is ending (BYE, section 8.2): its last
+ * frames are handed up, but they map no pair segment and a SWITCH on it is void. */
+#define TP_PATH_ENDING (-1)
+
 /* Hand a fragment from peer up (through the multipath layer for TP_MULTI peers). placed: data is
  * where ops.place said. 0 or -1. */
 static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen,
@@ -293,8 +311,8 @@ static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size
 {
 	if (peer >= tp->cfg.size) {
 		if (hlen == TP_HDR_WIRE) /* no header of the layer above is this long: SWITCH */
-			return tp_shmx_switch_in(tp, peer, hdr);
-		if (tp->slot[peer] >= 0)
+			return path == TP_PATH_ENDING ? 0 : tp_shmx_switch_in(tp, peer, hdr);
+		if (tp->slot[peer] >= 0 && path != TP_PATH_ENDING)
 			tp_shmx_heard(tp, peer);
 	}
 	if (tp->kind[peer] == TP_MULTI)

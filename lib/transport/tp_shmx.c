@@ -346,6 +346,52 @@ int tp_shmx_switch_in(tp_t *tp, int peer, const void *hdr)
 	return 0;
 }
 
+void tp_shmx_bye(tp_t *tp, int peer)
+{
+	struct pair *p = pair_of(tp, peer);
+	struct tp_shmx *x = tp->shmx;
+	struct tp_frag *f;
+
+	if (!p)
+		return;
+	if (p->in) { /* what the peer wrote on its ring before its BYE */
+		while (tp_ring_drain(tp, &p->rx, 64) > 0)
+			;
+		for (int k = 0; k < x->nrx; k++)
+			if (x->rx[k] == tp->slot[peer])
+				x->rx[k] = x->rx[--x->nrx];
+		x->next = 0;
+	}
+	while ((f = tp_fifo_pop(&p->tx.q))) { /* for a peer that reads no more */
+		x->nqueued--;
+		tp_frag_done(tp, f);
+	}
+	if (p->base) {
+		uint32_t v = __atomic_fetch_or(p->attached, BIT_LEFT, __ATOMIC_ACQ_REL);
+		if ((v & 3u) != 3u) /* the name is still there: nobody uses it again */
+			shm_unlink(p->name);
+		munmap(p->base, PAIR_SIZE);
+	}
+	unregister_name(p);
+	if (x->debug && p->tried)
+		fprintf(stderr, "lamkit tp: rank %d: pair segment with peer %d released\n",
+		        tp->cfg.rank, peer);
+	p->base = NULL;
+	p->attached = p->my_bell = p->peer_bell = NULL;
+	p->tried = p->out = p->in = 0;
+	if (tp->kind[peer] == TP_SHM)
+		tp->kind[peer] = TP_TCP;
+}
+
+int tp_shmx_mapped(const struct tp_shmx *x)
+{
+	int n = 0;
+
+	for (int i = 0; x && i < x->np; i++)
+		n += x->p[i].base != NULL;
+	return n;
+}
+
 /* The peer has left (tp_destroy) while fragments for it wait for room that will never come: as
  * a write to a closed tcp connection, EPIPE with one line in tp_error. -1, or 0 when it has not. */
 static int check_left(struct tp_shmx *x, const struct pair *p)

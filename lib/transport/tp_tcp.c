@@ -27,12 +27,17 @@
  * this connection) or 0 (NACK, close it). Nothing else is sent before the ACK. When both sides
  * connect at once the connection opened by the lower rank wins. Then frames {u32 hlen, u32 len,
  * hdr, payload} in host byte order (one host ABI). A process of another job (MPI dynamic
- * processes, section 8) says HELLO_DYN {u32 magic, u32 0, u64 uid} instead: its uid names it, and
- * the lower uid's connection wins.
+ * processes, section 8) says HELLO_DYN {u32 magic, u32 ended, u64 uid} instead: its uid names it,
+ * and the lower uid's connection wins. A connection to such a peer ends in order (section 8.2): the
+ * side that releases the peer, or hears BYE on it, sends BYE (a frame of TP_HDR_WIRE header bytes
+ * starting "lkby") as its last frame and shuts its half down; the connection is closed once both
+ * BYEs went by, or at EOF. Meanwhile it "lingers" outside the peer's slot, so that a new
+ * connection to the peer can be made at once.
  */
 
 #define TCP_MAGIC  0x6c6b7463u /* "lktc" */
 #define TCP_MAGICD 0x6c6b7464u /* "lktd": HELLO_DYN */
+#define BYE_MAGIC  0x6c6b6279u /* "lkby": the last frame on a connection to another job */
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
 #define CONNECT_MS 3000        /* default bound of one connect attempt */
@@ -44,7 +49,9 @@
 #define TCP_FRAG_NAMED (1 << 20)
 #define TCP_FRAG       (256 * 1024)
 
-enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP };
+/* C_LATER: a connection to this peer (another job) is still ending (BYE): fragments wait until
+ * it has, or until the peer connects; then a new one is made */
+enum cstate { C_NONE, C_HELLO, C_WAITPEER, C_UP, C_LATER };
 
 struct conn {
 	int fd;
@@ -63,6 +70,13 @@ struct conn {
 	size_t hint;
 	unsigned nsmall; /* small frames with a payload since the last large one (hint_check) */
 	struct tp_tcp_counts n; /* what this connection received (LAMKIT_TP_STATS, tests) */
+	/* a connection ending in order (section 8.2): the peer sent BYE; EOF came; ours is out
+	 * and our half shut down; the peer index (of a lingering connection) */
+	int bye_in, eof, shut, peer, lingering;
+	/* connections with this peer that ended in order (kept across connections; sent in
+	 * HELLO_DYN, so that a connection that replaces one is told from one of two connects
+	 * made at once) */
+	unsigned ended;
 };
 
 struct tp_tcp {
@@ -72,6 +86,8 @@ struct tp_tcp {
 	char card[TP_CARD_MAX]; /* the listener's card */
 	struct conn *c;         /* per peer rank */
 	int *act, nact;         /* ranks with an open connection */
+	struct conn *lg;        /* connections to peers of other jobs that are ending (BYE) */
+	int nlg, lgcap;
 	struct pollfd *pfd;
 	int *pfd_rank;
 	int nqueued;
@@ -86,6 +102,10 @@ struct tp_tcp {
 	const char *key;         /* card key prefix: "lk-tcp" or "lk-tcp2" */
 	struct tp_tcp_addr addr; /* own netid and subnets */
 };
+
+static int push(struct tp_tcp *t, struct conn *c);
+static int read_frames(struct tp_tcp *t, struct conn *c, int peer);
+static int start_connect(struct tp_tcp *t, int peer);
 
 static int listen_and_publish(struct tp_tcp *t, int publish, char *err, size_t errlen)
 {
@@ -190,6 +210,14 @@ void tp_tcp_destroy(struct tp_tcp *t)
 			free(f);
 		free(t->c[i].in);
 	}
+	for (int i = 0; i < t->nlg; i++) {
+		struct tp_frag *f;
+		close(t->lg[i].fd);
+		while ((f = tp_fifo_pop(&t->lg[i].q)))
+			free(f);
+		free(t->lg[i].in);
+	}
+	free(t->lg);
 	if (t->lfd >= 0)
 		close(t->lfd);
 	free(t->c);
@@ -244,6 +272,7 @@ static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 		t->act[c->act = t->nact++] = peer;
 	c->fd = fd;
 	c->st = st;
+	c->bye_in = c->eof = c->shut = 0;
 	c->ackn = 0;
 	c->inlen = 0;
 	c->dst = NULL;
@@ -265,6 +294,153 @@ static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
 	c->st = st;
 	c->inlen = 0;
 	c->dst = NULL;
+	c->bye_in = c->eof = c->shut = 0;
+}
+
+/* ---- ending a connection to a peer of another job in order (section 8.2) ---- */
+
+/* Drop the fragments of queue q (the peer is gone or released: nobody waits for them). */
+static void drop_queue(struct tp_tcp *t, struct conn *c)
+{
+	struct tp_frag *f;
+
+	while ((f = tp_fifo_pop(&c->q))) {
+		t->nqueued--;
+		tp_frag_done(t->tp, f);
+	}
+	c->qbytes = 0;
+}
+
+/* Take peer's open connection out of its slot (which is then C_NONE: a later send connects
+ * anew) into the lingering list, with BYE queued after whatever is queued on it. */
+static void linger(struct tp_tcp *t, int peer)
+{
+	struct conn *c = &t->c[peer], *l;
+	unsigned char hdr[TP_HDR_WIRE] = {0};
+	uint32_t magic = BYE_MAGIC;
+	struct tp_frag *f;
+
+	if (t->nlg == t->lgcap) {
+		int cap = t->lgcap + 4;
+		l = realloc(t->lg, sizeof *l * (size_t)cap);
+		if (!l) { /* no room to end it in order: end it at once */
+			c->ended++;
+			drop_queue(t, c);
+			conn_close(t, peer, C_NONE);
+			return;
+		}
+		t->lg = l;
+		t->lgcap = cap;
+	}
+	memcpy(hdr, &magic, sizeof magic);
+	l = &t->lg[t->nlg++];
+	*l = *c;
+	l->peer = peer;
+	l->lingering = 1;
+	if ((f = tp_frag_new(hdr, sizeof hdr, NULL, 0, 0, NULL))) {
+		tp_fifo_push(&l->q, f);
+		t->nqueued++;
+	}
+	t->act[c->act] = t->act[--t->nact];
+	t->c[t->act[c->act]].act = c->act;
+	c->ended++;
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d -> peer %d: BYE%s, connection ending (%u)\n",
+		        t->tp->cfg.rank, peer, l->bye_in ? " answered" : "", c->ended);
+	memset(&c->q, 0, sizeof c->q);
+	c->qbytes = 0;
+	c->in = NULL;
+	c->incap = 0;
+	c->fd = -1;
+	conn_close(t, peer, C_NONE);
+}
+
+/* Whether a connection to peer is still ending. */
+static int lingering_to(const struct tp_tcp *t, int peer)
+{
+	for (int i = 0; i < t->nlg; i++)
+		if (t->lg[i].peer == peer)
+			return 1;
+	return 0;
+}
+
+/* Close lingering connection i (the last takes its place). */
+static void linger_end(struct tp_tcp *t, int i, const char *why)
+{
+	struct conn *l = &t->lg[i];
+
+	if (t->debug)
+		fprintf(stderr, "lamkit tcp: rank %d -> peer %d: connection closed (%s)\n",
+		        t->tp->cfg.rank, l->peer, why);
+	int peer = l->peer;
+
+	drop_queue(t, l);
+	close(l->fd);
+	free(l->in);
+	t->lg[i] = t->lg[--t->nlg];
+	/* one connection between two processes at a time: what waited for this one to end goes
+	 * on a new one now (a peer that cannot be reached any more: dropped, as at EPIPE) */
+	if (t->c[peer].st == C_LATER && !lingering_to(t, peer)) {
+		t->c[peer].st = C_NONE;
+		if (start_connect(t, peer) < 0)
+			drop_queue(t, &t->c[peer]);
+	}
+}
+
+/* Push BYE out, then shut our half; read what the peer still sends until its BYE or EOF. A
+ * peer that has gone (an error on the socket) ends it too: nothing waits for it any more. */
+static int poll_linger(struct tp_tcp *t)
+{
+	int n = 0;
+
+	for (int i = t->nlg - 1; i >= 0; i--) {
+		struct conn *l = &t->lg[i];
+		int k = 0, gone = 0;
+		if (l->q.head && (k = push(t, l)) < 0)
+			gone = 1;
+		n += k > 0 ? k : 0;
+		if (!gone && !l->q.head && !l->shut) {
+			shutdown(l->fd, SHUT_WR);
+			l->shut = 1;
+		}
+		if (!gone && !l->bye_in && (k = read_frames(t, l, l->peer)) < 0)
+			gone = 1;
+		n += k > 0 ? k : 0;
+		if (gone || l->eof || (l->shut && l->bye_in)) {
+			linger_end(t, i, gone ? strerror(errno) : l->eof ? "EOF" : "both BYEs");
+			n++;
+		}
+	}
+	return n;
+}
+
+int tp_tcp_release(struct tp_tcp *t, int peer)
+{
+	struct conn *c = &t->c[peer];
+
+	/* a connect not answered yet is left to finish (closed unread, the ACK would make the
+	 * kernel reset the peer's side), and fragments that wait for the peer's own connection
+	 * are not dropped: either goes at the next release */
+	if (c->st == C_UP && c->fd >= 0)
+		linger(t, peer);
+	else if (c->st == C_WAITPEER && !c->q.head)
+		c->st = C_NONE;
+	if (c->fd < 0) {
+		free(c->in);
+		c->in = NULL;
+		c->incap = 0;
+	}
+	return 0;
+}
+
+int tp_tcp_connected(const struct tp_tcp *t, int peer)
+{
+	return t->c[peer].fd >= 0;
+}
+
+int tp_tcp_lingering(const struct tp_tcp *t)
+{
+	return t ? t->nlg : 0;
 }
 
 /* Congestion control: the system's, unless LAMKIT_TCP_CC names one ("system": the system's).
@@ -349,7 +525,7 @@ static int try_connect(struct tp_tcp *t, int peer, struct in_addr a, int port)
 	}
 	if (peer >= t->tp->cfg.size) {
 		hello[0] = TCP_MAGICD;
-		hello[1] = 0;
+		hello[1] = t->c[peer].ended;
 		memcpy(hello + 2, &t->tp->uid, 8);
 		hl = 16;
 	}
@@ -465,7 +641,8 @@ static int push(struct tp_tcp *t, struct conn *c)
 			skip -= iov[k++].iov_len;
 		iov[k].iov_base = (char *)iov[k].iov_base + skip;
 		iov[k].iov_len -= skip;
-		w = writev(c->fd, iov + k, 3 - k);
+		struct msghdr m = {.msg_iov = iov + k, .msg_iovlen = (size_t)(3 - k)};
+		w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 		c->n.writes++;
 		if (w < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
@@ -498,12 +675,16 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		errno = EMSGSIZE;
 		return -1;
 	}
+	if (c->st == C_NONE && peer >= t->tp->cfg.size && lingering_to(t, peer))
+		c->st = C_LATER; /* connect once the ending one has ended */
 	if (c->st == C_NONE && start_connect(t, peer) < 0)
 		return -1; /* why is in tp_error() */
 	if (c->st == C_UP && !c->q.head) {
 		uint32_t pre[2] = {(uint32_t)hlen, (uint32_t)len};
 		struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
-		ssize_t w = writev(c->fd, iov, len ? 3 : 2);
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 3 : 2};
+		/* not writev: a peer of another job that is gone is EPIPE here, not SIGPIPE */
+		ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
 
 		c->n.writes++;
 		if (w == (ssize_t)(8 + hlen + len)) {
@@ -528,8 +709,10 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 /* ---- receiving ---- */
 
 /* Read a HELLO (bounded): the peer index it names (a peer of another job is added when new), or
- * -1 when it is malformed. *wins: the connection is taken when ours to that peer is pending. */
-static int read_hello(struct tp_tcp *t, int fd, int *wins)
+ * -1 when it is malformed. *wins: the connection is taken when ours to that peer is pending;
+ * *newer: a peer of another job ended more connections with us than we know of (its BYE on
+ * the one we have up is on the way: this one replaces it). */
+static int read_hello(struct tp_tcp *t, int fd, int *wins, int *newer)
 {
 	uint32_t hello[2];
 	uint64_t uid;
@@ -548,6 +731,7 @@ static int read_hello(struct tp_tcp *t, int fd, int *wins)
 	if (p < 0 || tp_tcp_grow(t) < 0)
 		return -1;
 	*wins = uid < t->tp->uid;
+	*newer = hello[1] > t->c[p].ended;
 	return p;
 }
 
@@ -558,17 +742,25 @@ static int accept_one(struct tp_tcp *t)
 	struct conn *c;
 	struct timeval tv = {5, 0};
 	int fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC), p, me = t->tp->cfg.rank, wins = 0;
+	int newer = 0;
 
 	if (fd < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
-	    (p = read_hello(t, fd, &wins)) < 0) {
+	    (p = read_hello(t, fd, &wins, &newer)) < 0) {
 		close(fd);
 		return 0;
 	}
 	c = &t->c[p];
-	ans = c->st == C_NONE || c->st == C_WAITPEER || (c->st == C_HELLO && wins);
+	if (p >= t->tp->cfg.size && c->st == C_UP && newer) {
+		/* not the loser of two connects at once: the peer released us, and its BYE is on
+		 * the way in the old connection, after its last frames */
+		tp_shmx_bye(t->tp, p);
+		linger(t, p);
+	}
+	ans = c->st == C_NONE || c->st == C_WAITPEER || c->st == C_LATER ||
+	      (c->st == C_HELLO && wins);
 	if (send(fd, &ans, 4, MSG_NOSIGNAL) != 4 || !ans || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
 		close(fd);
 		return 0;
@@ -615,6 +807,23 @@ static const void *hdr_copy(union hdrbuf *h, const char *p, uint32_t hlen)
 	return h->b;
 }
 
+/* The path a frame on connection c is handed up on. */
+static int up_path(const struct tp_tcp *t, const struct conn *c)
+{
+	return c->lingering ? TP_PATH_ENDING : t->path;
+}
+
+/* Whether the frame at p (prefix pre) is BYE from a peer of another job. */
+static int is_bye(const struct tp_tcp *t, int peer, const char *p, const uint32_t *pre)
+{
+	uint32_t magic;
+
+	if (peer < t->tp->cfg.size || pre[0] != TP_HDR_WIRE || pre[1])
+		return 0;
+	memcpy(&magic, p + 8, 4);
+	return magic == BYE_MAGIC;
+}
+
 /* Hand every complete frame at the start of c->in up, keep the partial rest. */
 static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 {
@@ -631,6 +840,12 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 		}
 		if (c->inlen - off < 8 + (size_t)pre[0] + pre[1])
 			break;
+		if (is_bye(t, peer, c->in + off, pre)) {
+			/* the peer's last frame: the connection ends (section 8.2) */
+			c->bye_in = 1;
+			off = c->inlen;
+			break;
+		}
 		c->n.frames++;
 		if (pre[1] > IN_SMALL) {
 			c->hint = 8 + (size_t)pre[0];
@@ -640,8 +855,8 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 			c->n.buffered_frames++;
 			c->n.buffered_bytes += pre[1];
 		}
-		if (tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + off + 8, pre[0]), pre[0],
-		               c->in + off + 8 + pre[0], pre[1], 0) < 0)
+		if (tp_up_recv(t->tp, up_path(t, c), peer, hdr_copy(&h, c->in + off + 8, pre[0]),
+		               pre[0], c->in + off + 8 + pre[0], pre[1], 0) < 0)
 			return -1;
 		off += 8 + (size_t)pre[0] + pre[1];
 		n++;
@@ -723,8 +938,8 @@ static int placed_done(struct tp_tcp *t, struct conn *c, int peer)
 	c->n.frames++;
 	c->n.large++;
 	c->n.large_bytes += c->dlen;
-	return tp_up_recv(t->tp, t->path, peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst, c->dlen,
-	                  1) < 0
+	return tp_up_recv(t->tp, up_path(t, c), peer, hdr_copy(&h, c->in + 8, hlen), hlen, dst,
+	                  c->dlen, 1) < 0
 	           ? -1
 	           : 1;
 }
@@ -773,9 +988,8 @@ static void hint_check(struct conn *c)
 /* Read whatever is available into the buffer (one recv when little is waiting); deliver
  * complete frames. Large frames are read up to their end only, so nothing is moved, or straight
  * into the place the layer above gave (try_place). */
-static int read_frames(struct tp_tcp *t, int peer)
+static int read_frames(struct tp_tcp *t, struct conn *c, int peer)
 {
-	struct conn *c = &t->c[peer];
 	int n = 0, k, hinted;
 
 	for (;;) {
@@ -815,6 +1029,12 @@ static int read_frames(struct tp_tcp *t, int peer)
 		}
 		r = recv(c->fd, c->in + c->inlen, want, 0);
 		c->n.reads++;
+		if (r < 0 && errno == ECONNRESET && !c->inlen && peer >= t->tp->cfg.size) {
+			/* a process of another job closed with something of ours unread (it ended
+			 * without MPI_Comm_disconnect, or our BYE crossed its end): it finished */
+			c->eof = 1;
+			return n;
+		}
 		if (r < 0)
 			return errno == EAGAIN || errno == EINTR ? n : -1;
 		if (r == 0) {
@@ -822,13 +1042,15 @@ static int read_frames(struct tp_tcp *t, int peer)
 				errno = ECONNRESET;
 				return -1;
 			}
-			conn_close(t, peer, C_NONE); /* the peer finished */
+			c->eof = 1; /* the peer finished: the caller closes */
 			return n;
 		}
 		c->inlen += (size_t)r;
 		if ((k = deliver(t, c, peer)) < 0)
 			return -1;
 		n += k;
+		if (c->bye_in)
+			return n; /* nothing comes after BYE */
 		if (hinted && (size_t)r == want)
 			hint_check(c);
 		try_place(t, c, peer);
@@ -846,12 +1068,19 @@ static int handle(struct tp_tcp *t, int peer, short rev)
 	if (c->st == C_HELLO)
 		return rev ? read_ack(t, peer) : 0;
 	if (rev & (POLLIN | POLLHUP | POLLERR)) {
-		k = read_frames(t, peer);
+		k = read_frames(t, c, peer);
 		if (k < 0)
 			return -1;
 		n += k;
-		if (c->fd < 0)
+		if (c->eof) {
+			conn_close(t, peer, C_NONE);
 			return n;
+		}
+		if (c->bye_in) { /* the peer released us: answer BYE, and end it in order */
+			tp_shmx_bye(t->tp, peer);
+			linger(t, peer);
+			return n + 1;
+		}
 	}
 	if (c->q.head) {
 		k = push(t, c);
@@ -891,10 +1120,10 @@ static int poll_many(struct tp_tcp *t)
 
 int tp_tcp_poll(struct tp_tcp *t)
 {
-	int n = 0, k;
+	int n = t->nlg ? poll_linger(t) : 0, k;
 
 	if (t->nact > SCAN_MAX)
-		return poll_many(t);
+		return n + poll_many(t);
 	/* Few connections: a recv on each costs no more than a poll() and saves one per frame.
 	 * Backwards, so that a connection closed (and replaced by the last) is not skipped. */
 	for (int i = t->nact - 1; i >= 0; i--) {
@@ -914,6 +1143,8 @@ int tp_tcp_poll(struct tp_tcp *t)
 
 int tp_tcp_reach(struct tp_tcp *t, int peer)
 {
+	if (t->c[peer].st == C_NONE && lingering_to(t, peer))
+		t->c[peer].st = C_LATER;
 	return t->c[peer].st == C_NONE ? start_connect(t, peer) : 0;
 }
 

@@ -5,12 +5,14 @@
 # spawn_multiple of two commands with their MPI_APPNUM; accept/connect between two separately
 # started jobs (port through a file, and through the universe's name service); MPI_Comm_join
 # over a tcp socket; shm between the jobs of one node (0 B .. 4 MiB both ways checked, the
-# counters, LAMKIT_TP=tcp, tcp across nodes); a child that crashes or is killed fails the job
+# counters, LAMKIT_TP=tcp, tcp across nodes); disconnect lets the other job's processes go
+# (rounds of spawn or accept/connect and disconnect hold no more fds, sockets or segments than
+# the first); a child that crashes or is killed fails the job
 # with one line; a bogus port is MPI_ERR_PORT at once, an unaccepted one after LAMKIT_MPI_CONNECT_TIMEOUT; a spawn the universe
 # refuses is MPI_ERR_SPAWN in every errcode; the info keys path and wdir; spawns with 1024 and
 # with long arguments, and one line from mpiexec past the bounds; nothing left behind.
 # On one node, and on 4 ssh namespace nodes.
-# timeout: 360
+# timeout: 480
 . "$(dirname "$0")/../lib/common.sh"
 D=$LAMKIT_TOP/out/mpi-lamkit
 [ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
@@ -73,7 +75,7 @@ out=$(LKX_TIMEOUT=60 LAMKIT_TP_STATS=1 LAMKIT_SHM_LARGE=copy lkx --local -n 1 "$
 rc=$?
 is "$rc" 0 "the same with LAMKIT_SHM_LARGE=copy"
 is "$(tpline "$out" '[0-9]{1,4} bytes')" 2 "the large messages' data through the rings too"
-is "$(printf '%s\n' "$out" | awk '/^lamkit tp:/ && $14 >= 8388608 { n++ } END { print n + 0 }')" 2 \
+is "$(printf '%s\n' "$out" | awk '/^lamkit tp: rank [0-9]+ sent/ && $14 >= 8388608 { n++ } END { print n + 0 }')" 2 \
 	"at least 8 MiB each way over shm"
 out=$(LKX_TIMEOUT=60 LAMKIT_TP_STATS=1 LAMKIT_TP=tcp lkx --local -n 1 "$P" xfer 1 2>&1); rc=$?
 is "$rc" 0 "LAMKIT_TP=tcp: the parent and child still talk"
@@ -86,6 +88,35 @@ like "$out" "lk_dyn child: OK size=3 checks=" "the children's checks pass"
 LAMKIT_TP_STATS=1 pair "file:$T/port1" "--local -n 1" "--local -n 1"
 is "$src:$rc" "0:0" "accept/connect between two one-rank jobs"
 is "$(tpline "$(printf '%s\n%s' "$sout" "$out")" '[0-9]+ bytes')" 2 "switched to shm, both ways"
+# ---- disconnect lets the other job go (doc/PROTOCOL-mpi-wire.md section 8.2) ----
+# rounds of spawn + disconnect while the children end (MPICH's spawn/concurrent_spawns): after
+# each, a parent holds what it held after the first (fds, sockets) and no segment of a child
+# (counted from /proc/self); its transport's counters at the end say the same
+stats_ok() { # lines "other jobs: N met, C connections (C ending), 0 segments": all of them
+	printf '%s\n' "$1" | grep 'lamkit tp: rank [0-9]* other jobs:' |
+		grep -cvE 'other jobs: [0-9]+ met, ([0-9]+) connections \(\1 ending\), 0 segments$'
+}
+out=$(LKX_TIMEOUT=150 LAMKIT_TP_STATS=1 lkx --local -n 2 "$P" disc 2 20 2>&1); rc=$?
+is "$rc" 0 "20 rounds of spawn 2 + disconnect: the parents go on in their world, all exit 0"
+like "$out" "lk_dyn: disc rounds=20 children=2 fds ([0-9]+)\.\.\1 sockets ([0-9]+)\.\.\2 maps 0" \
+	"after each round as many fds and sockets as after the first, no segment mapped"
+is "$(lines "$out" 'lk_dyn child: OK size=2')" 20 "every round's children end (exit 0) after disconnecting"
+is "$(lines "$out" 'other jobs: ')" 42 "a transport line from each parent and child"
+is "$(stats_ok "$out")" 0 "none holds a connection (but ending ones) or a segment of the other job at its end"
+[ "$rc" = 0 ] || diag "$out"
+out=$(LKX_TIMEOUT=100 LAMKIT_TP=tcp lkx --local -n 1 "$P" disc 1 10 2>&1); rc=$?
+is "$rc" 0 "LAMKIT_TP=tcp: 10 rounds of spawn 1 + disconnect"
+like "$out" "lk_dyn: disc rounds=10 children=1 fds ([0-9]+)\.\.\1 sockets ([0-9]+)\.\.\2 maps 0" \
+	"the tcp connections to the children are closed after each round"
+# the same processes meet again and again (MPICH's spawn/disconnect_reconnect): accept/connect
+# over a port after each disconnect, shm and tcp; nothing of the other job held at the end
+out=$(LKX_TIMEOUT=100 LAMKIT_TP_STATS=1 lkx --local -n 2 "$P" reconnect 2 10 2>&1); rc=$?
+is "$rc" 0 "10 rounds of disconnect and accept/connect between the same two jobs"
+like "$out" "lk_dyn: reconnect rounds=10 fds [0-9]+\.\.[0-9]+ sockets [0-9]+\.\.[0-9]+ maps 0" \
+	"the parents: fds and sockets bounded, no segment mapped after the last"
+like "$out" "lk_dyn child: OK size=2 checks=" "the children check the same on their side"
+is "$(stats_ok "$out")" 0 "the transports' counters at the end agree"
+[ "$rc" = 0 ] || diag "$out"
 out=$(LKX_TIMEOUT=60 lkx --local -n 2 "$P" crash kill 2>&1); rc=$?
 is "$rc" 137 "a child killed during a 4 MiB message fails the job"
 is "$(lines "$out" '^lamkit mpiexec:')" 1 "with one line"

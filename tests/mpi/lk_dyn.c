@@ -24,6 +24,17 @@
  *                         ("pingpong 8 B: X us", "pingpong 1 MiB: Y MB/s")
  *   lk_dyn bench N        one parent spawns N children: "spawn N: X ms" to the intercomm barrier
  *   lk_dyn barrier        the children's side of bench without a parent (mpiexec -n N baseline)
+ *   lk_dyn disc N R       R rounds of: spawn N children, talk (shm between the jobs), disconnect;
+ *                         the children exit after it while the parents go on in their world.
+ *                         After each round rank 0 waits (bounded) for the release of the
+ *                         children and checks that its open fds, sockets and lamkit segments
+ *                         (mapped, and in /dev/shm) are back where they were after round 1:
+ *                         "lk_dyn: disc rounds=R fds A..B sockets C..D maps E" (MPICH's
+ *                         spawn/concurrent_spawns)
+ *   lk_dyn reconnect N R  spawn N children once; then R rounds of disconnect and accept/connect
+ *                         again between the same processes (the port is the children's
+ *                         argument), talking each time; every process checks that its sockets
+ *                         and mapped segments stay bounded (MPICH's spawn/disconnect_reconnect)
  * Exit 0 when every check passed. */
 #include <arpa/inet.h>
 #include <mpi.h>
@@ -35,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -186,6 +198,8 @@ static void xfer_with(MPI_Comm inter, int peer, int first, int from)
 }
 
 static void pingpong(MPI_Comm inter, int first);
+static int disc_child(MPI_Comm parent);
+static int reconnect_child(MPI_Comm parent, const char *port, int rounds);
 
 static int child(int argc, char **argv, MPI_Comm parent)
 {
@@ -209,6 +223,10 @@ static int child(int argc, char **argv, MPI_Comm parent)
 		MPI_Finalize();
 		return 0;
 	}
+	if (argc > 2 && !strcmp(argv[2], "disc"))
+		return disc_child(parent);
+	if (argc > 3 && !strcmp(argv[2], "reconnect"))
+		return reconnect_child(parent, argv[3], argc > 4 ? atoi(argv[4]) : 1);
 	if (argc > 2 && !strcmp(argv[2], "bench")) {
 		MPI_Barrier(parent);
 		MPI_Comm_disconnect(&parent);
@@ -648,6 +666,255 @@ static int bench(int n)
 	return 0;
 }
 
+/* ---- disconnect releases the other job's processes ---- */
+
+/* What this process holds: open fds, tcp sockets among them (other sockets, e.g. the transport's
+ * doorbell opened when the process first sleeps, are not counted), lamkit MPI segments mapped
+ * (/proc/self/maps), and its pair segments' names in /dev/shm. */
+struct held {
+	int fds, socks, maps, names;
+};
+
+/* Whether socket inode ino is a tcp socket of this process. */
+static int is_tcp(unsigned long ino)
+{
+	static const char *const f[] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+	char line[512];
+	int found = 0;
+
+	for (int k = 0; k < 2 && !found; k++) {
+		FILE *t = fopen(f[k], "r");
+		while (t && !found && fgets(line, sizeof line, t)) {
+			unsigned long i = 0;
+			/* sl local rem st tx:rx tr:when retr uid timeout inode */
+			if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lu", &i) == 1 &&
+			    i == ino)
+				found = 1;
+		}
+		if (t)
+			fclose(t);
+	}
+	return found;
+}
+
+static void count_held(struct held *h)
+{
+	char path[300], link[256], line[512], me[32];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+	FILE *f;
+
+	memset(h, 0, sizeof *h);
+	while (d && (e = readdir(d))) {
+		unsigned long ino;
+		ssize_t k;
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		k = readlink(path, link, sizeof link - 1);
+		if (k > 0 && (link[k] = '\0', sscanf(link, "socket:[%lu]", &ino) == 1)) {
+			if (!is_tcp(ino))
+				continue;
+			h->socks++;
+		}
+		h->fds++;
+	}
+	if (d)
+		closedir(d);
+	if ((f = fopen("/proc/self/maps", "r"))) {
+		char last[512] = "";
+		/* one segment may be several lines (parts faulted in differently), adjacent */
+		while (fgets(line, sizeof line, f)) {
+			const char *n = strstr(line, "/dev/shm/lkmpi-x");
+			if (n && strcmp(n, last))
+				h->maps++;
+			snprintf(last, sizeof last, "%s", n ? n : "");
+		}
+		fclose(f);
+	}
+	/* a pair segment's name ends with both makers' pids */
+	snprintf(me, sizeof me, "-%ld", (long)getpid());
+	if ((d = opendir("/dev/shm"))) {
+		while ((e = readdir(d)))
+			h->names += !strncmp(e->d_name, "lkmpi-x", 7) && strstr(e->d_name, me);
+		closedir(d);
+	}
+}
+
+/* Make progress (an Iprobe on world) until what is held is at most `max`, within `secs`; the
+ * last count in *h. 1 when it got there. */
+static int settle(const struct held *max, struct held *h, double secs)
+{
+	double end = MPI_Wtime() + secs;
+	int flag, ok;
+
+	for (;;) {
+		count_held(h);
+		ok = h->fds <= max->fds && h->socks <= max->socks && h->maps <= max->maps &&
+		     h->names <= max->names;
+		if (ok || MPI_Wtime() > end)
+			return ok;
+		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+		usleep(2000);
+	}
+}
+
+/* The baseline after the first round: at most what was held before it plus what the first
+ * round opens for good (the listener for other jobs, the doorbell), no segment; then the least
+ * seen while making progress for 0.2 s more (connections still ending). */
+static int baseline(const struct held *start, struct held *h)
+{
+	struct held max = {start->fds + 2, start->socks + 2, 0, 0}, c;
+	int ok = settle(&max, h, 10.0);
+
+	for (double end = MPI_Wtime() + 0.2; ok && MPI_Wtime() < end;) {
+		int flag;
+		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+		count_held(&c);
+		if (c.fds < h->fds || c.socks < h->socks)
+			*h = c;
+		usleep(2000);
+	}
+	return ok;
+}
+
+/* Both sides of a round: talk, and 256 KiB each way between rank 0 and remote rank 0 (the
+ * pair's rings carry it once switched). */
+static void disc_talk(MPI_Comm inter, int low)
+{
+	static char buf[256 << 10];
+	int me;
+
+	talk(inter, low);
+	MPI_Comm_rank(inter, &me);
+	if (me == 0) {
+		memset(buf, low ? 'p' : 'c', sizeof buf);
+		MPI_Sendrecv_replace(buf, sizeof buf, MPI_BYTE, 0, 11, 0, 11, inter,
+		                     MPI_STATUS_IGNORE);
+		LK_CHECK(buf[0] == (low ? 'c' : 'p') && buf[sizeof buf - 1] == buf[0],
+		         "256 KiB from the other job: '%c'", buf[0]);
+	}
+}
+
+static int disc_child(MPI_Comm parent)
+{
+	disc_talk(parent, 0);
+	MPI_Comm_disconnect(&parent);
+	LK_CHECK(parent == MPI_COMM_NULL, "disconnect sets the handle to null");
+	/* the parents are already on their own: this job ends while they compute and talk */
+	usleep(20000);
+	lk_name = "lk_dyn child";
+	return lk_finish();
+}
+
+static int disc(int n, int rounds)
+{
+	char *args[3] = {"child", "disc", NULL};
+	struct held start, first = {0, 0, 0, 0}, h = {0, 0, 0, 0}, most = {0, 0, 0, 0};
+	int bad = 0;
+
+	count_held(&start);
+	for (int k = 0; k < rounds; k++) {
+		MPI_Comm inter;
+		int v = 1, sum = 0;
+		MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+		               MPI_ERRCODES_IGNORE);
+		disc_talk(inter, 1);
+		MPI_Comm_disconnect(&inter);
+		/* the parents compute and talk in their own world while the children end */
+		for (int i = 0; i < 50; i++)
+			MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		LK_CHECK(sum == lk_size, "allreduce after disconnect %d", sum);
+		if (k == 0) {
+			/* the children's connections and segments are gone */
+			LK_CHECK(
+			    baseline(&start, &first),
+			    "after round 1: fds %d sockets %d (%d %d before), %d segments mapped, "
+			    "%d names in /dev/shm",
+			    first.fds, first.socks, start.fds, start.socks, first.maps,
+			    first.names);
+			most = first;
+			continue;
+		}
+		if (!settle(&first, &h, 10.0) && bad++ < 3)
+			LK_CHECK(
+			    0,
+			    "after round %d: fds %d sockets %d maps %d names %d, after round 1: "
+			    "%d %d %d %d",
+			    k + 1, h.fds, h.socks, h.maps, h.names, first.fds, first.socks,
+			    first.maps, first.names);
+		most.fds = h.fds > most.fds ? h.fds : most.fds;
+		most.socks = h.socks > most.socks ? h.socks : most.socks;
+		most.maps = h.maps > most.maps ? h.maps : most.maps;
+	}
+	if (lk_rank == 0)
+		printf("lk_dyn: disc rounds=%d children=%d fds %d..%d sockets %d..%d maps %d\n",
+		       rounds, n, first.fds, most.fds, first.socks, most.socks, most.maps);
+	return lk_finish();
+}
+
+/* One accept/connect round over world: the parents accept, the children connect. */
+static void rejoin(const char *port, int accept, MPI_Comm *inter)
+{
+	if (accept)
+		MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter);
+	else
+		MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter);
+}
+
+/* Rounds of disconnect and reconnect. The other side may be connecting again while this one
+ * counts, so only the growth over the rounds is checked after each (a little slack), and at
+ * the end, when nobody connects any more, that nothing of the other job is held. */
+static void reconnect_rounds(MPI_Comm inter, const char *port, int rounds, int parent)
+{
+	struct held start, first = {0, 0, 0, 0}, h = {0, 0, 0, 0}, max;
+
+	count_held(&start);
+	for (int k = 0; k < rounds; k++) {
+		if (k)
+			rejoin(port, parent, &inter);
+		disc_talk(inter, parent);
+		MPI_Comm_disconnect(&inter);
+		LK_CHECK(inter == MPI_COMM_NULL, "disconnect sets the handle to null");
+		count_held(k ? &h : &first);
+		if (k)
+			LK_CHECK(h.fds <= first.fds + 3 && h.socks <= first.socks + 3,
+			         "after round %d: fds %d sockets %d, after round 1: %d %d", k + 1,
+			         h.fds, h.socks, first.fds, first.socks);
+	}
+	max = (struct held){start.fds + 2, start.socks + 2, 0, 0};
+	LK_CHECK(settle(&max, &h, 10.0),
+	         "after %d rounds: fds %d sockets %d (%d %d before), %d segments mapped, %d names",
+	         rounds, h.fds, h.socks, start.fds, start.socks, h.maps, h.names);
+	if (lk_rank == 0 && parent)
+		printf("lk_dyn: reconnect rounds=%d fds %d..%d sockets %d..%d maps %d\n", rounds,
+		       start.fds, h.fds, start.socks, h.socks, h.maps);
+}
+
+static int reconnect_child(MPI_Comm parent, const char *port, int rounds)
+{
+	reconnect_rounds(parent, port, rounds, 0);
+	lk_name = "lk_dyn child";
+	return lk_finish();
+}
+
+static int reconnect(int n, int rounds)
+{
+	char port[MPI_MAX_PORT_NAME], nr[16], *args[5] = {"child", "reconnect", port, nr, NULL};
+	MPI_Comm inter;
+
+	if (lk_rank == 0)
+		MPI_Open_port(MPI_INFO_NULL, port);
+	MPI_Bcast(port, sizeof port, MPI_CHAR, 0, MPI_COMM_WORLD);
+	snprintf(nr, sizeof nr, "%d", rounds);
+	MPI_Comm_spawn(argv0, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+	               MPI_ERRCODES_IGNORE);
+	reconnect_rounds(inter, port, rounds, 1);
+	if (lk_rank == 0)
+		MPI_Close_port(port);
+	return lk_finish();
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Comm parent;
@@ -682,6 +949,10 @@ int main(int argc, char **argv)
 		return pingpong_parent();
 	if (!strcmp(mode, "bench"))
 		return bench(argc > 2 ? atoi(argv[2]) : 1);
+	if (!strcmp(mode, "disc"))
+		return disc(argc > 2 ? atoi(argv[2]) : 1, argc > 3 ? atoi(argv[3]) : 10);
+	if (!strcmp(mode, "reconnect"))
+		return reconnect(argc > 2 ? atoi(argv[2]) : 1, argc > 3 ? atoi(argv[3]) : 10);
 	if (!strcmp(mode, "barrier")) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		MPI_Finalize();

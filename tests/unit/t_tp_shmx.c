@@ -1,5 +1,7 @@
 /* tests/unit/t_tp_shmx.c: shm between processes of different jobs: SWITCH keeps each direction in
- * order, pair segments are unlinked once mapped, LAMKIT_TP=tcp and bad cards. */
+ * order, pair segments are unlinked once mapped, LAMKIT_TP=tcp and bad cards; tp_release ends
+ * the connection in order (BYE) and unmaps the segment, the two meet again, and a released peer
+ * that is killed disturbs nothing. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -260,6 +264,179 @@ static void crash_leaves_a_record(void)
 	ok(system(cmd) == 0, "cleaned up");
 }
 
+/* Open fds of this process. */
+static int nfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n - 3; /* ".", ".." and the directory's own fd */
+}
+
+static int held(tp_t *tp, int *segs)
+{
+	struct tp_dyn_counts d;
+
+	tp_dyn_counts(tp, &d);
+	*segs = d.segments;
+	return d.conns;
+}
+
+/* Poll both until neither holds a connection or segment of the other; 1 when they got there
+ * with no poll failing. */
+static int let_go(tp_t *a, tp_t *b)
+{
+	double end = now() + 10.0;
+	int sa = 1, sb = 1, fail = 0;
+
+	while ((held(a, &sa) || sa || held(b, &sb) || sb) && now() < end)
+		fail |= tp_poll(a) < 0 || tp_poll(b) < 0;
+	return !fail && !held(a, &sa) && !sa && !held(b, &sb) && !sb;
+}
+
+static void release_and_meet_again(void)
+{
+	static struct side sa, sb;
+	int me = 0, pa, pb, fds, before = shm_names(), segs = 0;
+	char ca[TP_DYN_CARD_MAX], cb[TP_DYN_CARD_MAX];
+	tp_t *a = make(&sa, "job-g", &me), *b = make(&sb, "job-h", &me);
+
+	if (!a || !b || tp_card(a, ca, sizeof ca) < 0 || tp_card(b, cb, sizeof cb) < 0) {
+		ok(0, "two one-rank jobs with cards");
+		return;
+	}
+	fds = nfds(); /* each has its listener */
+	pa = tp_add_peer(a, cb);
+	pb = tp_add_peer(b, ca);
+	for (uint32_t i = 0; i < 100; i++) {
+		send_seq(a, pa, i, 100);
+		send_seq(b, pb, i, 100);
+		tp_poll(a);
+		tp_poll(b);
+	}
+	POLL_UNTIL(a, b, 10.0, sa.n == 100 && sb.n == 100);
+	ok(!strcmp(tp_path_name(a, pa), "shm") && !strcmp(tp_path_name(b, pb), "shm"),
+	   "both directions on the pair's rings");
+	ok(held(a, &segs) == 1 && segs == 1, "a holds one connection and one segment of b");
+	is_int(tp_release(a, 0), -1, "tp_release of a job rank: -1");
+	/* a lets b go; b hears BYE and does the same on its side */
+	is_int(tp_release(a, pa), 0, "a lets b go");
+	is_str(tp_path_name(a, pa), "tcp", "a is back on tcp to b");
+	ok(let_go(a, b), "then neither holds a connection or segment of the other, no poll failed");
+	is_int(nfds(), fds, "the sockets are closed (fds as before they met)");
+	is_int(shm_names(), before, "no pair segment name left");
+	is_str(tp_error(a), "", "no error on a");
+	is_str(tp_error(b), "", "nor on b");
+	/* they meet again under the same peer indexes: b sends first (a new connection) */
+	sa.n = sb.n = 0;
+	for (uint32_t i = 0; i < 100; i++) {
+		send_seq(b, pb, i, 100);
+		send_seq(a, pa, i, 100);
+		tp_poll(a);
+		tp_poll(b);
+	}
+	POLL_UNTIL(a, b, 10.0, sa.n == 100 && sb.n == 100);
+	ok(in_order(&sa, 100) && in_order(&sb, 100), "they meet again: both ways in order");
+	ok(!strcmp(tp_path_name(a, pa), "shm") && !strcmp(tp_path_name(b, pb), "shm"),
+	   "over a new pair segment");
+	/* a lets b go and talks to it at once, before b has read its BYE: b takes a's new
+	 * connection (it ended more connections than b knows of) and the old one ends */
+	sb.n = 0;
+	tp_release(a, pa);
+	for (uint32_t i = 0; i < 50; i++)
+		send_seq(a, pa, i, 100);
+	for (int k = 0; k < 40; k++) /* a has not even written its BYE yet */
+		tp_poll(b);
+	POLL_UNTIL(a, b, 10.0, sb.n == 50);
+	ok(in_order(&sb, 50), "a new connection while the old one is ending: in order (%d)", sb.n);
+	/* both let go at once */
+	tp_release(a, pa);
+	tp_release(b, pb);
+	ok(let_go(a, b), "both let go at once: nothing held after");
+	is_int(nfds(), fds, "fds as before they met");
+	is_int(sa.bad + sb.bad, 0, "every payload intact");
+	tp_destroy(a, 1000);
+	tp_destroy(b, 1000);
+	is_int(shm_names(), before, "nothing left in /dev/shm");
+}
+
+/* A peer in another process is let go, then killed: nothing here notices. */
+static void released_peer_killed(void)
+{
+	static struct side sa;
+	int me = 0, p1[2], p2[2], pc, fds, segs = 0, fail = 0;
+	char ca[TP_DYN_CARD_MAX], cc[TP_DYN_CARD_MAX] = "", c = 0;
+	pid_t pid;
+	tp_t *a;
+
+	if (pipe(p1) < 0 || pipe(p2) < 0) {
+		ok(0, "pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) { /* the other job: echo 20 fragments, let a go, wait to be killed */
+		static struct side sc;
+		tp_t *t = make(&sc, "job-j", &me);
+		char peer[TP_DYN_CARD_MAX] = "";
+		int pp, k = 0;
+		if (!t || tp_card(t, cc, sizeof cc) < 0 || write(p2[1], cc, sizeof cc) < 0 ||
+		    read(p1[0], peer, sizeof peer) != (ssize_t)sizeof peer ||
+		    (pp = tp_add_peer(t, peer)) < 0)
+			_exit(1);
+		while (sc.n < 20)
+			if (tp_poll(t) < 0)
+				_exit(2);
+		for (uint32_t i = 0; i < 20; i++)
+			send_seq(t, pp, i, 1000);
+		while (tp_queued(t))
+			tp_poll(t);
+		tp_release(t, pp);
+		while (held(t, &k) || k)
+			if (tp_poll(t) < 0)
+				_exit(3);
+		if (write(p2[1], "r", 1) != 1)
+			_exit(4);
+		pause();
+		_exit(0);
+	}
+	a = make(&sa, "job-i", &me);
+	if (!a || tp_card(a, ca, sizeof ca) < 0 || write(p1[1], ca, sizeof ca) < 0 ||
+	    read(p2[0], cc, sizeof cc) != (ssize_t)sizeof cc) {
+		ok(0, "a peer in another process");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	fds = nfds();
+	pc = tp_add_peer(a, cc);
+	for (uint32_t i = 0; i < 20; i++)
+		send_seq(a, pc, i, 1000);
+	for (double end = now() + 10.0; sa.n < 20 && now() < end;)
+		fail |= tp_poll(a) < 0;
+	is_int(sa.n, 20, "a and a process of another job talk");
+	tp_release(a, pc);
+	for (double end = now() + 10.0; (held(a, &segs) || segs) && now() < end;)
+		fail |= tp_poll(a) < 0;
+	ok(read(p2[0], &c, 1) == 1 && c == 'r', "both let go");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (double end = now() + 0.5; now() < end;)
+		fail |= tp_poll(a) < 0;
+	is_int(fail, 0, "no poll failed, before or after the peer was killed");
+	is_str(tp_error(a), "", "no error");
+	ok(!held(a, &segs) && !segs, "nothing of it held");
+	is_int(nfds(), fds, "fds as before they met");
+	tp_destroy(a, 1000);
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+}
+
 int main(void)
 {
 	bigbuf = malloc(BIG);
@@ -270,6 +447,8 @@ int main(void)
 	switch_order();
 	tcp_only_and_bad_cards();
 	crash_leaves_a_record();
+	release_and_meet_again();
+	released_peer_killed();
 	free(bigbuf);
 	return done_testing();
 }
