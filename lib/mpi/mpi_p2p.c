@@ -14,8 +14,8 @@
 enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK, H_CXL, H_CXLACK };
 #define HF_SYNC 1
 #define HF_SREQ 2 /* EAGER: sreq carries the message's cancel id */
-#define HF_COOP                                                                                    \
-	4 /* CTS: the receiver is reading; help it copy (len, addr = its buffer, off = gen) */
+/* CTS: the receiver is reading; help it copy (len, addr = its buffer, off = generation) */
+#define HF_COOP 4
 
 struct hdr {
 	uint16_t type, flags;
