@@ -90,6 +90,17 @@ static int send_seq(tp_t *tp, int peer, uint32_t seq, size_t len)
 	return tp_send(tp, peer, h, sizeof h, small, len, NULL);
 }
 
+/* 100 messages of 100 bytes each way, x's first each time, both polled in between. */
+static void exchange(tp_t *x, int px, tp_t *y, int py)
+{
+	for (uint32_t i = 0; i < 100; i++) {
+		send_seq(x, px, i, 100);
+		send_seq(y, py, i, 100);
+		tp_poll(x);
+		tp_poll(y);
+	}
+}
+
 static int in_order(const struct side *s, int want)
 {
 	for (int i = 0; i < s->n; i++)
@@ -312,12 +323,7 @@ static void release_and_meet_again(void)
 	fds = nfds(); /* each has its listener */
 	pa = tp_add_peer(a, cb);
 	pb = tp_add_peer(b, ca);
-	for (uint32_t i = 0; i < 100; i++) {
-		send_seq(a, pa, i, 100);
-		send_seq(b, pb, i, 100);
-		tp_poll(a);
-		tp_poll(b);
-	}
+	exchange(a, pa, b, pb);
 	POLL_UNTIL(a, b, 10.0, sa.n == 100 && sb.n == 100);
 	ok(!strcmp(tp_path_name(a, pa), "shm") && !strcmp(tp_path_name(b, pb), "shm"),
 	   "both directions on the pair's rings");
@@ -333,12 +339,7 @@ static void release_and_meet_again(void)
 	is_str(tp_error(b), "", "nor on b");
 	/* they meet again under the same peer indexes: b sends first (a new connection) */
 	sa.n = sb.n = 0;
-	for (uint32_t i = 0; i < 100; i++) {
-		send_seq(b, pb, i, 100);
-		send_seq(a, pa, i, 100);
-		tp_poll(a);
-		tp_poll(b);
-	}
+	exchange(b, pb, a, pa);
 	POLL_UNTIL(a, b, 10.0, sa.n == 100 && sb.n == 100);
 	ok(in_order(&sa, 100) && in_order(&sb, 100), "they meet again: both ways in order");
 	ok(!strcmp(tp_path_name(a, pa), "shm") && !strcmp(tp_path_name(b, pb), "shm"),
