@@ -404,9 +404,14 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 			free(tmp);
 			goto cts;
 		}
-		if (rc < 0)
+		if (rc < 0) {
+			char why[160];
+			snprintf(why, sizeof(why),
+			         "reading a %zu-byte message from job rank %d: %s", n, wsrc,
+			         dst ? strerror(errno) : "out of memory");
+			mpii_err_detail(why);
 			r->st.MPI_ERROR = MPI_ERR_OTHER;
-		else if (tmp)
+		} else if (tmp)
 			mpii_unpack(r->d, r->count, r->buf, 0, tmp, n);
 		free(tmp);
 		h.type = H_FIN;
