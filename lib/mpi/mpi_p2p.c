@@ -383,7 +383,7 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 		void *dst =
 		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = malloc(n ? n : 1));
 		int rc;
-		if (dst && tp_coop_ok(mpii.tp, wsrc, n)) {
+		if (dst && tp_coop_begin(mpii.tp, wsrc, n)) {
 			/* the sender, waiting for this FIN anyway, copies part of it into dst */
 			struct hdr c = {.type = H_CTS, .flags = HF_COOP, .len = n, .sreq = sreq};
 			c.addr = (uint64_t)(uintptr_t)dst;

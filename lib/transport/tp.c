@@ -510,10 +510,10 @@ void tp_batch_stop(tp_t *tp)
 	tp->batch_stop = 1;
 }
 
-int tp_coop_ok(tp_t *tp, int peer, size_t len)
+int tp_coop_begin(tp_t *tp, int peer, size_t len)
 {
 	return peer < tp->cfg.size && tp->kind[peer] == TP_SHM &&
-	       tp_shm_coop_ok(tp->shm, tp->slot[peer], len);
+	       tp_shm_coop_begin(tp->shm, tp->slot[peer], len);
 }
 
 uint32_t tp_coop_open(tp_t *tp)

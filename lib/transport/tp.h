@@ -118,16 +118,16 @@ int tp_can_get(const tp_t *tp, int peer);
 int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
 
 /* A large message copied by both sides (doc/PROTOCOL-mpi-wire.md, section 4). The receiver:
- * tp_coop_ok says whether `peer` (a rank of this job on this node's segment) may help with len
- * bytes now (it is not reading a large message itself; when yes, this process counts as
- * reading one until tp_coop_recv returns: call that next); tp_coop_open opens this process's
+ * tp_coop_begin says whether `peer` (a rank of this job on this node's segment) may help with
+ * len bytes now (it is not reading a large message itself) and, when yes, marks this process
+ * as reading one until tp_coop_recv returns (call that next); tp_coop_open opens this process's
  * copy slot and returns its generation, which the receiver hands to the sender with the
  * address of its buffer; tp_coop_recv then copies chunks of the message from raddr in peer
  * until none is left and waits for the chunks the sender took (0, or -1 with errno: ESRCH the
  * sender is gone, EPERM/ENOSYS reads are refused and tp_can_get turns false). The sender:
  * tp_coop_help writes the chunks it can still take into rdst while the receiver's slot has that
  * generation; it returns how many it copied. */
-int tp_coop_ok(tp_t *tp, int peer, size_t len);
+int tp_coop_begin(tp_t *tp, int peer, size_t len);
 uint32_t tp_coop_open(tp_t *tp);
 int tp_coop_recv(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
 int tp_coop_help(tp_t *tp, int peer, uint32_t gen, const void *src, uint64_t rdst, size_t len);

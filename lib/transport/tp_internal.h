@@ -105,7 +105,7 @@ size_t tp_shm_eager_max(const struct tp_shm *s);
 size_t tp_shm_frag_max(const struct tp_shm *s);
 int tp_shm_can_get(const struct tp_shm *s);
 int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
-int tp_shm_coop_ok(struct tp_shm *s, int li, size_t len);
+int tp_shm_coop_begin(struct tp_shm *s, int li, size_t len);
 uint32_t tp_shm_coop_open(struct tp_shm *s);
 int tp_shm_coop_recv(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
 int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, uint64_t rdst,

@@ -572,7 +572,7 @@ static size_t coop_chunk(size_t len)
 	return (c + 4095) & ~(size_t)4095;
 }
 
-int tp_shm_coop_ok(struct tp_shm *s, int li, size_t len)
+int tp_shm_coop_begin(struct tp_shm *s, int li, size_t len)
 {
 	/* with more ranks than CPUs the sender is seldom running when asked */
 	if (!s->cma || s->refused || !s->coop_min || len < s->coop_min || s->tp->yield)
