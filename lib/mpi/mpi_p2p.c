@@ -383,7 +383,7 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 		void *dst =
 		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = malloc(n ? n : 1));
 		int rc;
-		if (dst && tp_coop_begin(mpii.tp, wsrc, n)) {
+		if (dst && !r->alone && tp_coop_begin(mpii.tp, wsrc, n)) {
 			/* the sender, waiting for this FIN anyway, copies part of it into dst */
 			struct hdr c = {.type = H_CTS, .flags = HF_COOP, .len = n, .sreq = sreq};
 			c.addr = (uint64_t)(uintptr_t)dst;
@@ -808,8 +808,8 @@ int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int t
 	return send_start(r);
 }
 
-int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
-               int coll, struct lk_request **out)
+static int irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
+                 int coll, int alone, struct lk_request **out)
 {
 	struct lk_request *r = req_new(RQ_RECV);
 
@@ -819,7 +819,20 @@ int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, str
 	fill(r, buf, count, d, src, tag, c, coll);
 	mpii_req_hold(r);
 	r->active = 1;
+	r->alone = alone;
 	return recv_start(r);
+}
+
+int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
+               int coll, struct lk_request **out)
+{
+	return irecv(buf, count, d, src, tag, c, coll, 0, out);
+}
+
+int mpii_irecv_alone(void *buf, int count, struct mpii_dtype *d, int src, int tag,
+                     struct mpii_comm *c, int coll, struct lk_request **out)
+{
+	return irecv(buf, count, d, src, tag, c, coll, 1, out);
 }
 
 static void wait_done(struct lk_request *r)

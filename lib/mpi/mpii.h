@@ -176,6 +176,7 @@ struct lk_request {
 	uint64_t cid; /* send: what the receiver knows the message by (for MPI_Cancel) */
 	int cxl; /* send cancel: 0 none, 1 asked (completion waits for the answer), 2 answered */
 	int cxl_proto; /* the send's own protocol finished while the answer was awaited */
+	int alone;     /* recv: read a large message without the sender's help (mpii_irecv_alone) */
 	/* buffered send: the user's request and the one carrying the copy point at each other
 	 * while both live (MPI_Cancel of an MPI_Ibsend) */
 	struct lk_request *buddy;
@@ -196,6 +197,11 @@ int mpii_isend(const void *buf, int count, struct mpii_dtype *d, int dest, int t
                struct mpii_comm *c, int coll, int mode, struct lk_request **out);
 int mpii_irecv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
                int coll, struct lk_request **out);
+/* mpii_irecv for a pipeline whose sender has more to send: a large message from a rank on this
+ * node is read by the receiver alone, the sender is not asked to copy part of it (a sender
+ * with sends queued behind is slow to answer, and the receiver waited for its part). */
+int mpii_irecv_alone(void *buf, int count, struct mpii_dtype *d, int src, int tag,
+                     struct mpii_comm *c, int coll, struct lk_request **out);
 /* Blocking internal helpers (status may be NULL). MPI code. */
 int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
               struct mpii_comm *c, int coll, int mode);
