@@ -1,7 +1,7 @@
 #!/bin/bash
 # t0950: bench/report --reuse on saved bench outputs (tests/fixtures/bench-report: the stdout and
 # run facts of a real `bench/report --quick` run): the targets table has a row per target of
-# issue 16 and of issue 13 (one-sided, bench/rma), each verdict agrees with its ratio and want, the plots are drawn, and a second run on
+# issue 16 and of issue 13 (one-sided, bench/rma; spawn, bench/spawn --mpi), each verdict agrees with its ratio and want, the plots are drawn, and a second run on
 # a copy where lamkit got slower flags the regression (> 15 %) and the missed target.
 # timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
@@ -47,7 +47,7 @@ like "$targets" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(wor
 # issue 13's one-sided rows (bench/rma): latency against the better peer, bandwidth as MB/s
 # derived from the 1 MiB times, the Iallreduce overlap against MPICH; verdicts agree
 t13=$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t && /^\| #13 /' "$P")
-is "$(printf '%s\n' "$t13" | grep -c .)" 7 "7 rows for issue 13 (bench/rma)"
+is "$(printf '%s\n' "$t13" | grep -c .)" 10 "10 rows for issue 13 (bench/rma, bench/spawn)"
 like "$t13" "^\| #13 \| one-sided put 8 B, lock \+ flush, µs \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"put 8 B lock/flush latency measured"
 like "$t13" "^\| #13 \| one-sided get 8 B, fence, µs \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| " "get 8 B fence latency measured"
@@ -66,6 +66,11 @@ mb=$(awk '$1 == "put_flush" && $2 == 1048576 { for (i = 3; i <= NF; i++) if (h[i
 	$1 == "us/op:op" { for (i = 2; i <= NF; i++) h[i + 1] = $i }' "$F/rma.txt")
 like "$t13" "^\| #13 \| one-sided put 1 MiB, lock \+ flush: bandwidth, MB/s \| $mb \|" "bandwidth is 1 MiB over lamkit's 1 MiB put time ($mb MB/s)"
 like "$(cat "$P")" "## One-sided communication and overlap, 2 ranks on one host \(bench/rma\)" "and a table of bench/rma's figures"
+# MPI_Comm_spawn of 1, 8, 32 against mpiexec -n N of the same program, from bench/spawn --mpi
+sp=$(awk '$1 == 32 && NF >= 4 { print $2 " \\| " $3; exit }' "$F/spawn.txt")
+like "$t13" "^\| #13 \| MPI_Comm_spawn of 32 to an intercommunicator barrier vs mpiexec -n 32, ms \| $sp \| [0-9.]+ \| ≤ 1.2 \| (met|\*\*MISSED\*\*) \|$" \
+	"spawn of 32: bench/spawn's figures ($sp ms) against the target 1.2"
+like "$(cat "$P")" "## Dynamic processes \(bench/spawn --mpi\)" "and a table of bench/spawn's figures"
 like "$(cat "$P")" "No previous figures" "first report: nothing to compare"
 like "$(cat "$P")" "^\| binary \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" \
 	"output forwarding shows wall and CPU time side by side"
