@@ -299,7 +299,7 @@ static int lo_up(void)
 }
 
 /* Connect rank 1 to rank 0 with LAMKIT_TCP_CC=cc (NULL: unset); rank 1's fragment size for
- * rank 0 afterwards (1 MiB when the congestion control named is in use and is not bbr, 256 KiB
+ * rank 0 afterwards (1 MiB when the congestion control named is in use and is not bbr, 512 KiB
  * otherwise), 0 on failure. */
 static size_t frag_with_cc(const char *cc)
 {
@@ -327,7 +327,7 @@ static size_t frag_with_cc(const char *cc)
 }
 
 /* In a private network namespace whose default congestion control is bbr: lamkit's connections
- * keep it by default and with LAMKIT_TCP_CC=system (256 KiB fragments), take reno when told (1 MiB
+ * keep it by default and with LAMKIT_TCP_CC=system (512 KiB fragments), take reno when told (1 MiB
  * fragments), also unprivileged; an unknown name keeps the system's. */
 static int cc_child(void)
 {
@@ -335,7 +335,7 @@ static int cc_child(void)
 		const char *cc;
 		size_t frag;
 	} want[] = {
-	    {NULL, 256 << 10}, {"system", 256 << 10}, {"reno", 1 << 20}, {"nosuch", 256 << 10}};
+	    {NULL, 512 << 10}, {"system", 512 << 10}, {"reno", 1 << 20}, {"nosuch", 512 << 10}};
 	FILE *f;
 
 	if (unshare(CLONE_NEWNET) < 0)
@@ -440,7 +440,7 @@ int main(void)
 	else
 		is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
 		       "congestion control: the system's bbr kept by default, with "
-		       "LAMKIT_TCP_CC=system or an unknown name (256 KiB fragments); reno when "
+		       "LAMKIT_TCP_CC=system or an unknown name (512 KiB fragments); reno when "
 		       "named, also unprivileged (1 MiB)");
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
