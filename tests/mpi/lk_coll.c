@@ -237,6 +237,11 @@ static void test_reduce_large(void)
 	static const int ns[] = {20000, 300000};
 	MPI_Datatype strided;
 	MPI_Op op;
+#ifdef LAMKIT_MPI
+	const int skip_inplace = 0;
+#else
+	const int skip_inplace = 1;
+#endif
 
 	MPI_Type_create_resized(MPI_DOUBLE, 0, 16, &strided);
 	MPI_Type_commit(&strided);
@@ -254,7 +259,9 @@ static void test_reduce_large(void)
 				LK_CHECK(r[i] ==
 				             lk_size * (lk_size + 1) / 2 * 3 + lk_size * (i % 101),
 				         "large reduce n=%d root=%d i=%d got %d", n, root, i, r[i]);
-			if (lk_rank == root) {
+			if (skip_inplace) {
+				/* MPICH 4.0.2 crashes on it, as in test_rooted */
+			} else if (lk_rank == root) {
 				memcpy(r, s, sizeof(int) * (size_t)n);
 				MPI_Reduce(MPI_IN_PLACE, r, n, MPI_INT, MPI_MAX, root,
 				           MPI_COMM_WORLD);
