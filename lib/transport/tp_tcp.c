@@ -41,14 +41,14 @@
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
 #define CONNECT_MS 3000        /* default bound of one connect attempt */
-/* Fragment size (tp_frag_max): 512 KiB. On loopback (two RT-priority runs of 9 interleaved
- * passes, windows of 64) 256 KiB fragments gave 4650-5020 MB/s at 1 MiB against Open MPI's
- * 5050-5480 and 512 KiB 6040-6530, with 1-4 MiB at 1.05-1.41x Open MPI; the 1 MiB ping-pong
- * 190-206 us instead of 223-242. Between namespace nodes (bbr) 512 KiB moved 1-4 MiB 5-15 %
- * faster too. With a congestion control named by LAMKIT_TCP_CC (not bbr), 1 MiB: between
- * namespace nodes with cubic, 1 MiB fragments made a 1 MiB ping-pong 170 us instead of 201 and
- * 4 MiB 715 instead of 824 (fewer writev calls and receives); on a connection with bbr they
- * doubled it (896 against 462 us): one large write went out paced, in cwnd-sized rounds. */
+/* Fragment size (tp_frag_max): 512 KiB. On loopback (9 interleaved passes, windows of 64)
+ * 256 KiB fragments moved 3840 MB/s at 1 MiB and 512 KiB 4640 (Open MPI 5770), at real-time
+ * priority 4650-5020 and 6040-6530 (Open MPI 5050-5480); the 1 MiB ping-pong took 190-206 us
+ * instead of 210-242. Between namespace nodes (bbr) 512 KiB moved 1-4 MiB 5-15 % faster.
+ * With a congestion control named by LAMKIT_TCP_CC (not bbr), 1 MiB: between namespace nodes
+ * with cubic, 1 MiB fragments made a 1 MiB ping-pong 170 us instead of 201 and 4 MiB 715
+ * instead of 824 (fewer writev calls and receives); on a connection with bbr they doubled it
+ * (896 against 462 us): one large write went out paced, in cwnd-sized rounds. */
 #define TCP_FRAG_NAMED (1 << 20)
 #define TCP_FRAG       (512 * 1024)
 
