@@ -299,8 +299,8 @@ static int lo_up(void)
 }
 
 /* Connect rank 1 to rank 0 with LAMKIT_TCP_CC=cc (NULL: unset); rank 1's fragment size for
- * rank 0 afterwards (1 MiB when the congestion control named is in use and is not bbr, 512 KiB
- * otherwise), 0 on failure. */
+ * rank 0 afterwards (1 MiB when the congestion control named is in use and is not bbr, 512 KiB on
+ * loopback otherwise), 0 on failure. */
 static size_t frag_with_cc(const char *cc)
 {
 	struct state s0 = {0}, s1 = {0};
@@ -327,8 +327,8 @@ static size_t frag_with_cc(const char *cc)
 }
 
 /* In a private network namespace whose default congestion control is bbr: lamkit's connections
- * keep it by default and with LAMKIT_TCP_CC=system (512 KiB fragments), take reno when told (1 MiB
- * fragments), also unprivileged; an unknown name keeps the system's. */
+ * keep it by default and with LAMKIT_TCP_CC=system (512 KiB fragments on loopback), take reno when
+ * told (1 MiB fragments), also unprivileged; an unknown name keeps the system's. */
 static int cc_child(void)
 {
 	static const struct {
@@ -440,7 +440,8 @@ int main(void)
 	else
 		is_int(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
 		       "congestion control: the system's bbr kept by default, with "
-		       "LAMKIT_TCP_CC=system or an unknown name (512 KiB fragments); reno when "
+		       "LAMKIT_TCP_CC=system or an unknown name (512 KiB fragments on loopback); "
+		       "reno when "
 		       "named, also unprivileged (1 MiB)");
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
