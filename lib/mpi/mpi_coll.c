@@ -490,9 +490,9 @@ static int reduce_pipe(const char *src, void *rbuf, int count, struct mpii_dtype
 /* Reduce to root. Commutative ops: from REDUCE_PIPE_MIN bytes the pipelined tree, from
  * REDUCE_RAB_MIN Rabenseifner's (power-of-two sizes), below a binomial tree of the whole vector;
  * other ops: an ordered chain at rank 0. 2 ranks, 1 MiB of doubles, against the binomial tree:
- * on one node 215-290 -> 80-110 us (Open MPI 78-92), over tcp on one host 327-398 -> 172-194
- * (186-216); 64 KiB over tcp called back to back 72-85 -> 22-26 (Rabenseifner's: the leaf must
- * receive before it sends again). */
+ * on one node 215-290 -> 80-110 us (Open MPI 78-92), over tcp on one host 327-398 -> 189 (one
+ * run 394; Open MPI 186-216); 64 KiB over tcp called back to back 72-85 -> 22-26 (Rabenseifner's:
+ * the leaf must receive before it sends again). */
 int mpii_reduce_flat(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
                      int root, struct mpii_comm *c)
 {
