@@ -402,7 +402,7 @@ static int reduce_pipe(const char *src, void *rbuf, int count, struct mpii_dtype
 {
 	int n = c->size, vr = (c->rank - root + n) % n, parent = -1, nk = 0, kids[32];
 	int seg = d->size >= REDUCE_SEG ? 1 : (int)(REDUCE_SEG / (d->size ? d->size : 1));
-	int nseg = (count + seg - 1) / seg, rc = MPI_SUCCESS, direct;
+	int nseg = (count - 1) / seg + 1, rc = MPI_SUCCESS, direct; /* count > 0 */
 	MPI_Aint ext = d->extent;
 	char *acc, *slots = NULL;
 	void *m1 = NULL, *m2 = NULL;
