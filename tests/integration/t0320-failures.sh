@@ -117,13 +117,20 @@ ok "$([ $ms -ge 400 ] && [ $ms -lt 3000 ]; echo $?)" "ranks ignoring SIGINT kill
 like "$(cat "$T/int.err")" "killing them" "mpiexec says it killed them"
 
 # SIGTSTP stops the ranks (and mpiexec); SIGCONT resumes them
-(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec -v -n 2 sh -c 'echo ready; while :; do sleep 0.05; done' >"$T/st.out" 2>"$T/st.err") &
+# (each rank ends as one sleep: a shell looping over `sleep` sits in vfork, state D, whenever
+# the stop finds its child stopped before exec, and stays D while it is stopped)
+(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec -v -n 2 sh -c 'echo ready; exec sleep 60' >"$T/st.out" 2>"$T/st.err") &
 mp=$!
 for i in $(seq 100); do [ "$(grep -c ready "$T/st.out" 2>/dev/null)" = 2 ] && break; sleep 0.05; done
 mpx=$(mpiexec_pid "$T/st.err")
 rpids=$(sed -n 's/^lamkit mpiexec: rank [0-9]*: pid \([0-9]*\) on .*/\1/p' "$T/st.err")
-kill -TSTP "$mpx"; sleep 0.5
-states=$(for p in $rpids; do awk '{print $3}' /proc/$p/stat; done | tr '\n' ' ')
+kill -TSTP "$mpx"
+# a rank caught in the kernel (state D) stops when it leaves it: look for up to 5 s, not once
+for i in $(seq 50); do
+	sleep 0.1
+	states=$(for p in $rpids; do awk '{print $3}' /proc/$p/stat; done | tr '\n' ' ')
+	[ "$states" = "T T " ] && break
+done
 is "$states" "T T " "SIGTSTP stops every rank"
 kill -CONT "$mpx"; sleep 0.3
 states=$(for p in $rpids; do awk '{print $3}' /proc/$p/stat; done | tr -d 'T\n ')
