@@ -80,6 +80,55 @@ static void b_reduce(struct mpii_sched *s, const void *in, void *out, int count,
 	mpii_sched_fence(s);
 }
 
+/* Rabenseifner's allreduce, as the blocking allreduce_rab (mpi_coll.c), for the same vectors
+ * (MPII_RABENSEIFNER_MIN bytes or more, a power-of-two size, count >= size, a commutative op):
+ * reduce-scatter by recursive halving, then allgather by recursive doubling. Each rank moves and
+ * combines about the vector once instead of the whole vector per round: 2 ranks, 64 KiB on one
+ * node, Iallreduce + Wait 46-50 -> 30-37 us at real-time priority (the blocking call: 31-34).
+ * The first round sends straight from sbuf and copies only the half it keeps. */
+#define BOFF(i) ((long long)count * (i) / n)
+static void b_allreduce_rab(struct mpii_sched *s, const void *sbuf, void *rbuf, int count,
+                            struct mpii_dtype *d, MPI_Op op, const struct mpii_comm *c)
+{
+	int n = c->size, r = c->rank, lo = 0, hi = n;
+	MPI_Aint ext = d->extent;
+	const char *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+	char *acc = rbuf, *tmp = NULL;
+
+	mpii_sched_tmp(s, d, count, &tmp);
+	if (!tmp)
+		return;
+	for (int mask = n / 2; mask > 0; mask >>= 1) {
+		int peer = r ^ mask, mid = (lo + hi) / 2;
+		int klo = r < peer ? lo : mid, khi = r < peer ? mid : hi; /* the half I keep */
+		int slo = r < peer ? mid : lo, shi = r < peer ? hi : mid;
+		const char *from = mask == n / 2 ? src : acc;
+
+		mpii_sched_send(s, from + BOFF(slo) * ext, (int)(BOFF(shi) - BOFF(slo)), d, peer);
+		mpii_sched_recv(s, tmp + BOFF(klo) * ext, (int)(BOFF(khi) - BOFF(klo)), d, peer);
+		if (from != acc)
+			mpii_sched_copy(s, from + BOFF(klo) * ext, (int)(BOFF(khi) - BOFF(klo)), d,
+			                acc + BOFF(klo) * ext, (int)(BOFF(khi) - BOFF(klo)), d);
+		mpii_sched_fence(s);
+		mpii_sched_reduce(s, tmp + BOFF(klo) * ext, acc + BOFF(klo) * ext,
+		                  (int)(BOFF(khi) - BOFF(klo)), d, op);
+		lo = klo;
+		hi = khi;
+	}
+	for (int mask = 1; mask < n; mask <<= 1) {
+		int peer = r ^ mask, plo = lo ^ mask, phi = plo + (hi - lo);
+
+		mpii_sched_send(s, acc + BOFF(lo) * ext, (int)(BOFF(hi) - BOFF(lo)), d, peer);
+		mpii_sched_recv(s, acc + BOFF(plo) * ext, (int)(BOFF(phi) - BOFF(plo)), d, peer);
+		mpii_sched_fence(s);
+		if (plo < lo)
+			lo = plo;
+		else
+			hi = phi;
+	}
+}
+#undef BOFF
+
 /* Recursive doubling, as the blocking allreduce_rd (mpi_coll.c): ranks exchange their partial
  * results both ways at once, one round per doubling (a reduce then a bcast would take two
  * message times per level, each waiting for the other side's next progress call); beyond the
@@ -91,6 +140,11 @@ static void b_allreduce(struct mpii_sched *s, const void *sbuf, void *rbuf, int 
 	int n = c->size, r = c->rank, pof2 = 1, rem, nr;
 	char *tmp = NULL;
 
+	if (d->size * (size_t)count >= MPII_RABENSEIFNER_MIN && (n & (n - 1)) == 0 && count >= n &&
+	    n > 1 && mpii_op_commutative(op)) {
+		b_allreduce_rab(s, sbuf, rbuf, count, d, op, c);
+		return;
+	}
 	if (sbuf != MPI_IN_PLACE)
 		mpii_sched_copy(s, sbuf, count, d, rbuf, count, d);
 	if (n == 1 || !count)

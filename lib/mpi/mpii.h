@@ -13,6 +13,9 @@
 #define MPII_ALIAS(n)  MPII_PRAGMA(weak MPI_##n = PMPI_##n)
 
 #define MPII_TAG_UB 0x3fffffff
+/* bytes: from here a commutative allreduce over a power-of-two size takes Rabenseifner's
+ * algorithm (blocking and nonblocking); below, recursive doubling on the whole vector */
+#define MPII_RABENSEIFNER_MIN 65536
 
 /* ---- handle tables: handle = index; predefined objects below `first` are never freed ---- */
 struct mpii_tab {
