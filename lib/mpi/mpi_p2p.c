@@ -13,7 +13,7 @@
 /* Wire header (doc/PROTOCOL-mpi-wire.md). Only the first hlen bytes travel. */
 enum { H_EAGER = 1, H_RTS, H_CTS, H_DATA, H_FIN, H_ACK, H_CXL, H_CXLACK };
 #define HF_SYNC 1
-#define HF_SREQ 2 /* EAGER: sreq carries the message's cancel id */
+#define HF_SREQ 2 /* EAGER: eid carries the message's cancel id */
 /* CTS: the receiver is reading; help it copy (len, addr = its buffer, off = generation) */
 #define HF_COOP 4
 
@@ -22,13 +22,20 @@ struct hdr {
 	int32_t src;  /* sender's rank in the communicator */
 	uint32_t ctx; /* context id */
 	int32_t tag;
-	uint64_t len;  /* message bytes (EAGER, RTS) */
-	uint64_t sreq; /* sender request (sync EAGER, RTS, CTS, FIN, ACK) */
+	union {
+		uint64_t len; /* message bytes (RTS) */
+		/* EAGER with HF_SYNC: the sender's request; with HF_SREQ: the message's cancel id;
+		 * neither: not sent. An EAGER message's length is its payload's. */
+		uint64_t eid;
+	};
+	uint64_t sreq; /* sender request (RTS, CTS, FIN, ACK) */
 	uint64_t addr; /* RTS: sender buffer for a get; CTS, DATA: receiver request */
 	uint64_t off;  /* DATA: offset of the chunk */
 };
-#define HLEN_EAGER 24
-#define HLEN_SYNC  32
+/* EAGER: 16 bytes, 24 with eid: with the transport's 8-byte record word, a message of up to 40
+ * bytes from MPI_Send (32 from MPI_Isend) fits one 64-byte line of a shm ring (16 before) */
+#define HLEN_EAGER 16
+#define HLEN_EID   24
 #define HLEN_RTS   40
 #define HLEN_CTL   40
 #define HLEN_DATA  48
@@ -475,8 +482,8 @@ static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t le
 	u->wsrc = wsrc;
 	u->type = h->type;
 	u->flags = h->flags;
-	u->len = (size_t)h->len;
-	u->sreq = h->type == H_RTS || (h->flags & (HF_SYNC | HF_SREQ)) ? h->sreq : 0;
+	u->len = h->type == H_EAGER ? len : (size_t)h->len;
+	u->sreq = h->type == H_RTS ? h->sreq : h->flags & (HF_SYNC | HF_SREQ) ? h->eid : 0;
 	u->addr = h->type == H_RTS ? h->addr : 0;
 	if (len)
 		memcpy(u->data, data, len);
@@ -599,7 +606,7 @@ void mpii_on_frag(void *arg, int wsrc, const void *hdr, size_t hlen, const void 
 		r = take_posted(h->ctx, h->src, h->tag);
 		if (r)
 			recv_eager(r, wsrc, h->src, h->tag, h->flags,
-			           h->flags & HF_SYNC ? h->sreq : 0, data, len);
+			           h->flags & HF_SYNC ? h->eid : 0, data, len);
 		else
 			add_unexp(wsrc, h, data, len);
 		break;
@@ -746,15 +753,15 @@ static int send_start(struct lk_request *r)
 		mpii_pack(r->d, r->count, r->buf, 0, r->tmp, r->bytes);
 		src = r->tmp;
 	}
-	h.len = r->bytes;
-	h.sreq = r->cid = (uint64_t)(uintptr_t)r;
+	r->cid = (uint64_t)(uintptr_t)r;
 	r->cxl = r->cxl_proto = 0;
 	if (eager(r->bytes, r->wpeer)) {
 		h.type = H_EAGER;
 		h.flags = r->mode == MODE_SYNC ? HF_SYNC : HF_SREQ;
 		if (h.flags == HF_SREQ) /* completes now: the address may soon name another send */
-			h.sreq = r->cid = (++send_seq << 1) | 1;
-		int rc = send_tp(r->wpeer, &h, HLEN_SYNC, src, r->bytes, NULL);
+			r->cid = (++send_seq << 1) | 1;
+		h.eid = r->cid;
+		int rc = send_tp(r->wpeer, &h, HLEN_EID, src, r->bytes, NULL);
 		if (rc < 0)
 			return send_failed();
 		if (h.flags == HF_SREQ && !r->tmp && !r->bsend && !r->freed)
@@ -765,6 +772,8 @@ static int send_start(struct lk_request *r)
 		return MPI_SUCCESS;
 	}
 	h.type = H_RTS;
+	h.len = r->bytes;
+	h.sreq = r->cid;
 	h.addr = tp_can_get(mpii.tp, r->wpeer) ? (uint64_t)(uintptr_t)src : 0;
 	return send_tp(r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? send_failed() : MPI_SUCCESS;
 }
@@ -855,8 +864,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 			struct hdr h = {.type = H_EAGER,
 			                .src = c->rank,
 			                .ctx = c->ctx + (coll ? 1 : 0),
-			                .tag = tag,
-			                .len = bytes};
+			                .tag = tag};
 			if (send_tp(w, &h, HLEN_EAGER, mpii_at(buf, d->true_lb), bytes, NULL) < 0)
 				return send_failed();
 			backpressure();

@@ -10,26 +10,35 @@
 
 /*
  * One ring (doc/PROTOCOL-mpi-wire.md section 2): a 64-byte control line holding the consumer's
- * position, then `rbytes` (a power of two) of records. Records start on a 64-byte line: a
- * 16-byte record header, the caller's header padded to 8, the payload. The record's `flag` word is
- * stored last (release) by the producer; the consumer zeroes the first word of every line it
- * consumed before publishing its position, so a non-zero flag at the consumer's position always
- * means a complete new record. A zeroed ring is a valid empty ring. Inline: both shm paths use
- * these on their fast paths (tp_shm.c inside a job, tp_shmx.c between jobs).
+ * position, then `rbytes` (a power of two) of records. Records start on a 64-byte line: an
+ * 8-byte record word, the caller's header padded to 8, the payload. The word (stamp, length,
+ * header length, flag) is stored last (release) by the producer; the consumer zeroes the first
+ * word of every line it consumed before publishing its position, so a non-zero flag at the
+ * consumer's position always means a complete new record. A zeroed ring is a valid empty ring.
+ * Inline: both shm paths use these on their fast paths (tp_shm.c inside a job, tp_shmx.c between
+ * jobs).
  */
 
 #define TP_RING_LINE        64
-#define TP_RING_REC_HDR     16
+#define TP_RING_REC_HDR     8
+#define TP_RING_HLEN_MAX    63        /* 6 bits of the record word */
+#define TP_RING_LEN_MAX     0xffffffu /* 24 bits: fragments are at most 64 KiB */
 #define TP_RING_DATA        1u
 #define TP_RING_SKIP        2u
 #define TP_RING_ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
 
+/* The record word: stamp << 32 | len << 8 | hlen << 2 | flag. stamp = (position / 64) of the
+ * record, truncated: a second check against stale lines. One word, so that a record of up to 24
+ * payload bytes after a 32-byte header (an MPI_Isend's) fits in one line (16 before). */
 struct tp_ring_rec {
-	uint32_t flag;
-	uint32_t len;
-	uint32_t hlen;
-	uint32_t stamp; /* (position / 64) of the record: a second check against stale lines */
+	uint64_t word;
 };
+#define TP_RING_WORD(stamp, len, hlen, flag)                                                       \
+	((uint64_t)(stamp) << 32 | (uint64_t)(len) << 8 | (uint64_t)(hlen) << 2 | (uint64_t)(flag))
+#define TP_RING_FLAG(w)  ((uint32_t)(w)&3u)
+#define TP_RING_LEN(w)   ((uint32_t)((w) >> 8) & TP_RING_LEN_MAX)
+#define TP_RING_HLEN(w)  ((uint32_t)((w) >> 2) & TP_RING_HLEN_MAX)
+#define TP_RING_STAMP(w) ((uint32_t)((w) >> 32))
 
 /* Producer side of one ring. */
 struct tp_ring_tx {
@@ -67,7 +76,8 @@ static inline void tp_ring_init(struct tp_ring_tx *t, struct tp_ring_rx *x, char
 	}
 }
 
-/* Write one record if the ring has room; 0, or -1 when full. */
+/* Write one record if the ring has room; 0, or -1 when full. hlen <= TP_RING_HLEN_MAX, len <=
+ * TP_RING_LEN_MAX (the callers' fragments are far smaller). */
 static inline int tp_ring_put(struct tp_ring_tx *t, const void *hdr, size_t hlen, const void *data,
                               size_t len)
 {
@@ -83,19 +93,19 @@ static inline int tp_ring_put(struct tp_ring_tx *t, const void *hdr, size_t hlen
 	}
 	if (skip) {
 		r = (struct tp_ring_rec *)(t->ring + off);
-		r->stamp = (uint32_t)(t->tail / TP_RING_LINE);
-		__atomic_store_n(&r->flag, TP_RING_SKIP, __ATOMIC_RELEASE);
+		__atomic_store_n(
+		    &r->word, TP_RING_WORD((uint32_t)(t->tail / TP_RING_LINE), 0, 0, TP_RING_SKIP),
+		    __ATOMIC_RELEASE);
 		t->tail += skip;
 		off = 0;
 	}
 	r = (struct tp_ring_rec *)(t->ring + off);
-	r->len = (uint32_t)len;
-	r->hlen = (uint32_t)hlen;
-	r->stamp = (uint32_t)(t->tail / TP_RING_LINE);
 	memcpy(r + 1, hdr, hlen);
 	if (len)
 		memcpy((char *)(r + 1) + TP_RING_ALIGN(hlen, 8), data, len);
-	__atomic_store_n(&r->flag, TP_RING_DATA, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->word,
+	                 TP_RING_WORD((uint32_t)(t->tail / TP_RING_LINE), len, hlen, TP_RING_DATA),
+	                 __ATOMIC_RELEASE);
 	t->tail += need;
 	return 0;
 }
@@ -104,7 +114,7 @@ static inline int tp_ring_put(struct tp_ring_tx *t, const void *hdr, size_t hlen
 static inline void tp_ring_release(struct tp_ring_rx *x)
 {
 	for (uint64_t p = x->clean; p < x->pos; p += TP_RING_LINE)
-		*(uint32_t *)(x->ring + (size_t)(p & (x->rbytes - 1))) = 0;
+		*(uint64_t *)(x->ring + (size_t)(p & (x->rbytes - 1))) = 0;
 	x->clean = x->pos;
 	__atomic_store_n(x->head, x->pos, __ATOMIC_RELEASE);
 }
@@ -114,9 +124,9 @@ static inline int tp_ring_ready(const struct tp_ring_rx *x)
 {
 	const struct tp_ring_rec *r =
 	    (const struct tp_ring_rec *)(x->ring + (size_t)(x->pos & (x->rbytes - 1)));
+	uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 
-	return __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE) &&
-	       r->stamp == (uint32_t)(x->pos / TP_RING_LINE);
+	return TP_RING_FLAG(w) && TP_RING_STAMP(w) == (uint32_t)(x->pos / TP_RING_LINE);
 }
 
 /* Hand up to `budget` records to ops.recv (from x->peer); the number handed up. */
@@ -129,18 +139,18 @@ static inline int tp_ring_drain(tp_t *tp, struct tp_ring_rx *x, int budget)
 	for (n = 0; n < budget && !tp->batch_stop; n++) {
 		size_t off = (size_t)(x->pos & (x->rbytes - 1)), need;
 		struct tp_ring_rec *r = (struct tp_ring_rec *)(x->ring + off);
-		uint32_t flag = __atomic_load_n(&r->flag, __ATOMIC_ACQUIRE);
+		uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+		uint32_t flag = TP_RING_FLAG(w), hlen = TP_RING_HLEN(w), len = TP_RING_LEN(w);
 
-		if (!flag || r->stamp != (uint32_t)(x->pos / TP_RING_LINE))
+		if (!flag || TP_RING_STAMP(w) != (uint32_t)(x->pos / TP_RING_LINE))
 			break;
 		if (flag == TP_RING_SKIP) {
 			need = x->rbytes - off;
 		} else {
 			const char *h = (const char *)(r + 1);
-			need = TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(r->hlen, 8) + r->len,
+			need = TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(hlen, 8) + len,
 			                     TP_RING_LINE);
-			ops->recv(tp->cfg.arg, x->peer, h, r->hlen, h + TP_RING_ALIGN(r->hlen, 8),
-			          r->len);
+			ops->recv(tp->cfg.arg, x->peer, h, hlen, h + TP_RING_ALIGN(hlen, 8), len);
 		}
 		x->pos += need;
 		/* consumed lines must be handed back well before the position laps them */

@@ -257,8 +257,9 @@ struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
 	 * messages one way fell from 11.1 to 8.7 GB/s. */
 	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 8192 ? s->rbytes / 16 : 8192, 64,
 	                    s->rbytes / 4);
+	/* at most 8 MiB: a ring record holds 24 bits of length (tp_ring.h) */
 	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
-	                   s->rbytes / 4);
+	                   s->rbytes / 4 < (1u << 23) ? s->rbytes / 4 : (1u << 23));
 	if (s->eager > s->frag)
 		s->eager = s->frag;
 	s->coop_min = env_size("LAMKIT_SHM_COOP", 65536, 0, SIZE_MAX);
