@@ -129,10 +129,13 @@ awk '$1 == "program" { h = $3; if (h == "figure") for (i = 1; i <= NF; i++) { if
 	h == "test" && $1 == "phyml" && $3 == "trees" { $6 = "-" }
 	h == "figure" && $1 == "phyml" { $l = "n/a"; $(m + 1) = "n/a" }
 	h == "figure" && $3 == "max_bw_MBps" { $l = $m * 2 } 1' "$F/apps.txt" >"$T/failed/apps.txt"
+printf '%s\n' "outside-programs: phyml -n 2 (lamkit) failed, last lines of /tmp/outside-programs.x/run/phyml-2-lamkit-1/out.txt:" \
+	"    | a rank's last words" >>"$T/failed/apps.err"
 mb=$(awk '$1 == "program" && $3 == "figure" { t = 1; for (i = 1; i <= NF; i++) { if ($i == "lamkit") l = i; if ($i == "mpich") m = i } }
 	t && $1 == "mrbayes" && $3 == "wall_s" { printf "%s \\| %s \\| %.2f", $l + 0, $m + 0, $m / $l; exit }' "$F/apps.txt")
 report "$T/failed" 0; ok $? "report on the copy with a failed run exits 0"
 like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 2 \| NetPIPE, PhyML, MrBayes: no section below MPICH \(worst: mrbayes wall_s, MPICH/lamkit; no lamkit and MPICH figures of phyml\) \| $mb \| ≥ 0.9 \| \*\*MISSED\*\*: lamkit failed: phyml -n 2 bootstrap run: FAIL\(rc=1\) \|$" \
 	"lamkit's failed PhyML run misses item 2's row, which says so; MrBayes's time as a speed (${mb//\\|/|})"
+like "$(cat "$P")" "^\| apps \| .* \| phyml -n 2 \(lamkit\) failed \|$" "the runs table names the failed run, as outside-programs reported it"
 done_testing
