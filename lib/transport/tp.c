@@ -465,7 +465,7 @@ size_t tp_frag_max(const tp_t *tp, int peer)
 	case TP_SHM:
 		return tp_shm_frag_max(tp->shm);
 	case TP_TCP:
-		return tp_tcp_frag_max(tp->tcp, peer);
+		return tp_tcp_frag_max(tp->tcp);
 	case TP_UDP:
 		return tp_udp_frag_max(tp->udp);
 	case TP_MULTI:

@@ -189,7 +189,7 @@ int tp_tcp_busy(const struct tp_tcp *t);
 /* Whether fragments to peer are still queued on tcp (not yet handed to the kernel). */
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
 /* Largest fragment the tcp path is given (tp_frag_max). */
-size_t tp_tcp_frag_max(struct tp_tcp *t, int peer);
+size_t tp_tcp_frag_max(const struct tp_tcp *t);
 /* What one connection carried (LAMKIT_TP_STATS=1 prints it at the end). A payload over 64 KiB
  * ("large") is received in place (placed_bytes, by the kernel into the memory ops.place named),
  * or moved there with memcpy from the connection's buffer when the read that brought its header

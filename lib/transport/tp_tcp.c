@@ -41,19 +41,19 @@
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
 #define CONNECT_MS 3000        /* default bound of one connect attempt */
-/* Fragment size (tp_frag_max). Between two processes of one host (loopback, or a node's own
- * address at both ends) 512 KiB: with windows of 64 messages (9 interleaved passes) 256 KiB
- * fragments moved 3840 MB/s at 1 MiB and 512 KiB 4640 (Open MPI 5770), at real-time priority
- * 4650-5020 and 6040-6530 (Open MPI 5050-5480); the 1 MiB ping-pong took 190-206 us instead of
- * 210-242. Between hosts 256 KiB: across namespace nodes (bbr, 5 passes) 512 KiB moved
- * 1-4 MiB as fast or 5-15 % faster, but the 1 MiB ping-pong took 531 us instead of 307, 2 MiB
- * 1023 instead of 680: a large write goes out paced, in cwnd-sized rounds. With a congestion
- * control named by LAMKIT_TCP_CC (not bbr), 1 MiB: between namespace nodes with cubic, 1 MiB
- * fragments made a 1 MiB ping-pong 170 us instead of 201 and 4 MiB 715 instead of 824 (fewer
- * writev calls and receives); on a connection with bbr they doubled it (896 against 462 us). */
+/* Fragment size (tp_frag_max): 512 KiB. On one host (loopback), with windows of 64 messages (9
+ * interleaved passes), 256 KiB fragments moved 3840 MB/s at 1 MiB and 512 KiB 4640 (Open MPI
+ * 5770); the 1 MiB ping-pong took 190-206 us instead of 210-242. Between namespace nodes (bbr)
+ * one stop measured the 1 MiB ping-pong at 531 us with 512 KiB against 307 with 256 KiB and
+ * kept 256 KiB between hosts; the next (3 interleaved rounds, one universe) found the opposite
+ * at every size from 512 KiB: ping-pong 1 MiB 176-697 against 255-722 us, 4 MiB 783-2579 against
+ * 1015-3057; a 2-rank MPI_Allgather of 1 MiB 131-146 against 197-304 (Open MPI 168-171),
+ * MPI_Alltoall 147 against 213-275 (Open MPI 167-170). With a congestion control named by
+ * LAMKIT_TCP_CC (not bbr), 1 MiB: between namespace nodes with cubic, 1 MiB fragments made a
+ * 1 MiB ping-pong 170 us instead of 201 and 4 MiB 715 instead of 824 (fewer writev calls and
+ * receives); on a connection with bbr they doubled it (896 against 462 us). */
 #define TCP_FRAG_NAMED (1 << 20)
-#define TCP_FRAG_LOCAL (512 * 1024)
-#define TCP_FRAG       (256 * 1024)
+#define TCP_FRAG       (512 * 1024)
 
 /* C_LATER: a connection to this peer (another job) is still ending (BYE): fragments wait until
  * it has, or until the peer connects; then a new one is made */
@@ -75,7 +75,6 @@ struct conn {
 	 * (0: as much as the small buffer holds), see read_size */
 	size_t hint;
 	unsigned nsmall; /* small frames with a payload since the last large one (hint_check) */
-	int local; /* both ends on this host: 0 not known yet, 1 yes, 2 no (tp_tcp_frag_max) */
 	struct tp_tcp_counts n; /* what this connection received (LAMKIT_TP_STATS, tests) */
 	/* a connection ending in order (section 8.2): the peer sent BYE; EOF came; ours is out
 	 * and our half shut down; the peer index (of a lingering connection) */
@@ -285,7 +284,6 @@ static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 	c->dst = NULL;
 	c->hint = 0;
 	c->nsmall = 0;
-	c->local = 0;
 }
 
 /* Close peer's socket and drop it from the active list (the last entry takes its place). */
@@ -1204,28 +1202,7 @@ int tp_tcp_queued_to(const struct tp_tcp *t, int peer)
 	return t->c[peer].q.head != NULL;
 }
 
-/* Whether the connected socket fd has one address at both ends, or a loopback peer. */
-static int same_host(int fd)
+size_t tp_tcp_frag_max(const struct tp_tcp *t)
 {
-	struct sockaddr_in me, it;
-	socklen_t lm = sizeof(me), li = sizeof(it);
-
-	if (getsockname(fd, (struct sockaddr *)&me, &lm) < 0 ||
-	    getpeername(fd, (struct sockaddr *)&it, &li) < 0 || me.sin_family != AF_INET ||
-	    it.sin_family != AF_INET)
-		return 0;
-	return me.sin_addr.s_addr == it.sin_addr.s_addr || ntohl(it.sin_addr.s_addr) >> 24 == 127;
-}
-
-size_t tp_tcp_frag_max(struct tp_tcp *t, int peer)
-{
-	struct conn *c = peer >= 0 && peer < t->n ? &t->c[peer] : NULL;
-
-	if (t->frag)
-		return t->frag;
-	if (t->named)
-		return TCP_FRAG_NAMED;
-	if (c && !c->local && c->st == C_UP && c->fd >= 0)
-		c->local = same_host(c->fd) ? 1 : 2;
-	return c && c->local == 1 ? TCP_FRAG_LOCAL : TCP_FRAG;
+	return t->frag ? t->frag : t->named ? TCP_FRAG_NAMED : TCP_FRAG;
 }
