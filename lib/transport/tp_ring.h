@@ -22,14 +22,14 @@
 #define TP_RING_LINE        64
 #define TP_RING_REC_HDR     8
 #define TP_RING_HLEN_MAX    63        /* 6 bits of the record word */
-#define TP_RING_LEN_MAX     0xffffffu /* 24 bits: fragments are at most 64 KiB */
+#define TP_RING_LEN_MAX     0xffffffu /* 24 bits: shm fragments are at most 8 MiB */
 #define TP_RING_DATA        1u
 #define TP_RING_SKIP        2u
 #define TP_RING_ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
 
 /* The record word: stamp << 32 | len << 8 | hlen << 2 | flag. stamp = (position / 64) of the
- * record, truncated: a second check against stale lines. One word, so that a record of up to 24
- * payload bytes after a 32-byte header (an MPI_Isend's) fits in one line (16 before). */
+ * record, truncated: a second check against stale lines. One word (16 bytes of four words
+ * before), so that an MPI_Isend of up to 32 bytes, after its 24-byte header, fits one line. */
 struct tp_ring_rec {
 	uint64_t word;
 };
