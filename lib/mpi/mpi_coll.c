@@ -7,9 +7,10 @@
 
 enum { T_BARRIER = 16, T_BCAST, T_REDUCE, T_ALLREDUCE, T_SCAN, T_EXSCAN, T_RS };
 
-#define BCAST_SPLIT_MIN 262144
-#define REDUCE_RAB_MIN  65536  /* bytes: below, a binomial tree of the whole vector */
-#define REDUCE_PIPE_MIN 131072 /* bytes: from here, the pipelined tree (reduce_pipe) */
+#define RABENSEIFNER_MIN 65536 /* bytes: below, recursive doubling on the whole vector */
+#define BCAST_SPLIT_MIN  262144
+#define REDUCE_RAB_MIN   65536  /* bytes: below, a binomial tree of the whole vector */
+#define REDUCE_PIPE_MIN  131072 /* bytes: from here, the pipelined tree (reduce_pipe) */
 
 /* A few released scratch buffers are kept: large collectives would otherwise mmap and fault
  * in fresh pages on every call. */
@@ -357,6 +358,12 @@ static int reduce_rab(const char *src, void *rbuf, int count, struct mpii_dtype 
 }
 #undef BOFF
 
+int mpii_allreduce_rab_fits(const struct mpii_dtype *d, int count, int n, MPI_Op op)
+{
+	return d->size * (size_t)count >= RABENSEIFNER_MIN && (n & (n - 1)) == 0 && count >= n &&
+	       mpii_op_commutative(op);
+}
+
 int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
                    struct mpii_comm *c)
 {
@@ -368,8 +375,7 @@ int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d
 	if (h)
 		return mpii_hier_allreduce(h, sbuf, rbuf, count, d, op);
 
-	int rab = d->size * (size_t)count >= MPII_RABENSEIFNER_MIN && (n & (n - 1)) == 0 &&
-	          count >= n && mpii_op_commutative(op);
+	int rab = mpii_allreduce_rab_fits(d, count, n, op);
 
 	if (sbuf != MPI_IN_PLACE && (n == 1 || !rab))
 		mpii_copy(sbuf, rbuf, count, d);

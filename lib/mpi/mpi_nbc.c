@@ -81,11 +81,11 @@ static void b_reduce(struct mpii_sched *s, const void *in, void *out, int count,
 }
 
 /* Rabenseifner's allreduce, as the blocking allreduce_rab (mpi_coll.c), for the same vectors
- * (MPII_RABENSEIFNER_MIN bytes or more, a power-of-two size, count >= size, a commutative op):
- * reduce-scatter by recursive halving, then allgather by recursive doubling. Each rank moves and
- * combines about the vector once instead of the whole vector per round: 2 ranks, 64 KiB on one
- * node, Iallreduce + Wait 46-50 -> 30-37 us at real-time priority (the blocking call: 31-34).
- * The first round sends straight from sbuf and copies only the half it keeps. */
+ * (mpii_allreduce_rab_fits): reduce-scatter by recursive halving, then allgather by recursive
+ * doubling. Each rank moves and combines about the vector once instead of the whole vector per
+ * round: 2 ranks, 64 KiB on one node, Iallreduce + Wait 46-50 -> 30-37 us at real-time priority
+ * (the blocking call: 31-34). The first round sends straight from sbuf and copies only the half
+ * it keeps. */
 #define BOFF(i) ((long long)count * (i) / n)
 static void b_allreduce_rab(struct mpii_sched *s, const void *sbuf, void *rbuf, int count,
                             struct mpii_dtype *d, MPI_Op op, const struct mpii_comm *c)
@@ -103,15 +103,15 @@ static void b_allreduce_rab(struct mpii_sched *s, const void *sbuf, void *rbuf, 
 		int klo = r < peer ? lo : mid, khi = r < peer ? mid : hi; /* the half I keep */
 		int slo = r < peer ? mid : lo, shi = r < peer ? hi : mid;
 		const char *from = mask == n / 2 ? src : acc;
+		MPI_Aint at = (MPI_Aint)BOFF(klo) * ext; /* where the kept half starts */
+		int kn = (int)(BOFF(khi) - BOFF(klo));
 
 		mpii_sched_send(s, from + BOFF(slo) * ext, (int)(BOFF(shi) - BOFF(slo)), d, peer);
-		mpii_sched_recv(s, tmp + BOFF(klo) * ext, (int)(BOFF(khi) - BOFF(klo)), d, peer);
+		mpii_sched_recv(s, tmp + at, kn, d, peer);
 		if (from != acc)
-			mpii_sched_copy(s, from + BOFF(klo) * ext, (int)(BOFF(khi) - BOFF(klo)), d,
-			                acc + BOFF(klo) * ext, (int)(BOFF(khi) - BOFF(klo)), d);
+			mpii_sched_copy(s, from + at, kn, d, acc + at, kn, d);
 		mpii_sched_fence(s);
-		mpii_sched_reduce(s, tmp + BOFF(klo) * ext, acc + BOFF(klo) * ext,
-		                  (int)(BOFF(khi) - BOFF(klo)), d, op);
+		mpii_sched_reduce(s, tmp + at, acc + at, kn, d, op);
 		lo = klo;
 		hi = khi;
 	}
@@ -140,8 +140,7 @@ static void b_allreduce(struct mpii_sched *s, const void *sbuf, void *rbuf, int 
 	int n = c->size, r = c->rank, pof2 = 1, rem, nr;
 	char *tmp = NULL;
 
-	if (d->size * (size_t)count >= MPII_RABENSEIFNER_MIN && (n & (n - 1)) == 0 && count >= n &&
-	    n > 1 && mpii_op_commutative(op)) {
+	if (n > 1 && mpii_allreduce_rab_fits(d, count, n, op)) {
 		b_allreduce_rab(s, sbuf, rbuf, count, d, op, c);
 		return;
 	}

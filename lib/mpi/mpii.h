@@ -13,10 +13,6 @@
 #define MPII_ALIAS(n)  MPII_PRAGMA(weak MPI_##n = PMPI_##n)
 
 #define MPII_TAG_UB 0x3fffffff
-/* bytes: from here a commutative allreduce over a power-of-two size takes Rabenseifner's
- * algorithm (blocking and nonblocking); below, recursive doubling on the whole vector */
-#define MPII_RABENSEIFNER_MIN 65536
-
 /* ---- handle tables: handle = index; predefined objects below `first` are never freed ---- */
 struct mpii_tab {
 	void **v;
@@ -296,6 +292,10 @@ void mpii_attr_fini(void);
 /* Internal blocking collectives on an intracommunicator (collective context). MPI code. */
 int mpii_barrier(struct mpii_comm *c);
 int mpii_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *c);
+/* Whether an allreduce of count elements of d over n ranks takes Rabenseifner's algorithm
+ * (blocking and nonblocking alike): a large enough vector, a power-of-two size, count >= n and a
+ * commutative op; otherwise recursive doubling on the whole vector. */
+int mpii_allreduce_rab_fits(const struct mpii_dtype *d, int count, int n, MPI_Op op);
 int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d, MPI_Op op,
                    struct mpii_comm *c);
 int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf, int rcount,
