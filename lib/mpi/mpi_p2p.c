@@ -65,7 +65,7 @@ static inline __attribute__((always_inline)) struct lk_request *req_new(int kind
 	if (r) {
 		req_cache = r->next;
 		req_ncache--;
-		memset(r, 0, sizeof(*r));
+		mpii_zero(r, sizeof(*r));
 	} else {
 		r = calloc(1, sizeof(*r));
 		if (!r)
@@ -871,7 +871,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 			return MPI_SUCCESS;
 		}
 	}
-	memset(&r, 0, sizeof(r));
+	mpii_zero(&r, sizeof(r));
 	r.kind = RQ_SEND;
 	r.mode = mode;
 	fill(&r, buf, count, d, dest, tag, c, coll);
@@ -905,7 +905,7 @@ int mpii_sendrecv(const void *sbuf, int scount, struct mpii_dtype *sd, int dest,
 	struct lk_request r, *s;
 	int rc;
 
-	memset(&r, 0, sizeof(r));
+	mpii_zero(&r, sizeof(r));
 	r.kind = RQ_RECV;
 	fill(&r, rbuf, rcount, rd, src, tag, c, coll);
 	mpii_start(&r);

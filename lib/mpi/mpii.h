@@ -31,6 +31,32 @@ static inline void *mpii_tab_get(const struct mpii_tab *t, int h)
 void mpii_tab_del(struct mpii_tab *t, int h);
 
 /* buf + off as an address: also right for MPI_BOTTOM (NULL) with absolute displacements. */
+/* Zero n bytes at p (n a multiple of 8, p 8-aligned) with plain 16-byte stores. gcc expands a
+ * memset of a few hundred bytes of known size into `rep stosq` (and musl's memset takes it from
+ * 127 bytes up), whose start-up cost, and the stall of the loads that follow it, made up a
+ * third of an 8-byte MPI_Isend on the AMD EPYC machines here (perf annotate). The empty asm
+ * keeps the loop from being recognised as a memset again. */
+static inline void mpii_zero(void *p, size_t n)
+{
+	typedef uint64_t mpii_v2 __attribute__((vector_size(16), may_alias, aligned(8)));
+	char *c = (char *)p;
+	size_t i = 0;
+
+	for (; i + 64 <= n; i += 64) {
+		__asm__("" : "+r"(i));
+		*(mpii_v2 *)(void *)(c + i) = (mpii_v2){0, 0};
+		*(mpii_v2 *)(void *)(c + i + 16) = (mpii_v2){0, 0};
+		*(mpii_v2 *)(void *)(c + i + 32) = (mpii_v2){0, 0};
+		*(mpii_v2 *)(void *)(c + i + 48) = (mpii_v2){0, 0};
+	}
+	for (; i + 16 <= n; i += 16) {
+		__asm__("" : "+r"(i));
+		*(mpii_v2 *)(void *)(c + i) = (mpii_v2){0, 0};
+	}
+	if (i < n)
+		*(uint64_t *)(void *)(c + i) = 0;
+}
+
 static inline char *mpii_at(const void *buf, MPI_Aint off)
 {
 	return (char *)((uintptr_t)buf + (uintptr_t)off);
