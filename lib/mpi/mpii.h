@@ -30,7 +30,6 @@ static inline void *mpii_tab_get(const struct mpii_tab *t, int h)
 /* Forget handle h. */
 void mpii_tab_del(struct mpii_tab *t, int h);
 
-/* buf + off as an address: also right for MPI_BOTTOM (NULL) with absolute displacements. */
 /* Zero n bytes at p (n a multiple of 8, p 8-aligned) with plain 16-byte stores. gcc expands a
  * memset of a few hundred bytes of known size into `rep stosq` (and musl's memset takes it from
  * 127 bytes up), whose start-up cost, and the stall of the loads that follow it, made up a
@@ -57,6 +56,7 @@ static inline void mpii_zero(void *p, size_t n)
 		*(uint64_t *)(void *)(c + i) = 0;
 }
 
+/* buf + off as an address: also right for MPI_BOTTOM (NULL) with absolute displacements. */
 static inline char *mpii_at(const void *buf, MPI_Aint off)
 {
 	return (char *)((uintptr_t)buf + (uintptr_t)off);
