@@ -5,6 +5,7 @@
 # a copy where lamkit got slower flags the regression (> 15 %) and the missed target. NetPIPE,
 # PhyML and MrBayes against MPICH (apps.*: a full run's `bench/outside-programs netpipe phyml
 # mrbayes`): their worst figure is item 2's row, and a copy where lamkit failed a run misses it.
+# A copy with bench/pingpong-tcp's paired short rounds (bwL) gives the loopback bandwidth row from them.
 # timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
 command -v gnuplot >/dev/null 2>&1 || skip_all "gnuplot not installed (packaging/setup-deps installs gnuplot-nox)"
@@ -138,4 +139,20 @@ like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 2 \| NetPIPE, PhyML, MrBayes: no section below MPICH \(worst: mrbayes wall_s, MPICH/lamkit; no lamkit and MPICH figures of phyml\) \| $mb \| ≥ 0.9 \| \*\*MISSED\*\*: lamkit failed: phyml -n 2 bootstrap run: FAIL\(rc=1\) \|$" \
 	"lamkit's failed PhyML run misses item 2's row, which says so; MrBayes's time as a speed (${mb//\\|/|})"
 like "$(cat "$P")" "^\| apps \| .* \| phyml -n 2 \(lamkit\) failed \|$" "the runs table names the failed run, as outside-programs reported it"
+# a copy whose tcp-loopback output has the paired short rounds of bench/pingpong-tcp (a bwL table):
+# the loopback bandwidth row takes the size with the worst paired ratio and shows the two figures
+# of its median round, so that the row's ratio is that paired median (not the ratio of medians)
+mkdir -p "$T/paired"
+cp "$F"/* "$T/paired/"
+printf '\n%s\n%s\n%s\n%s\n%s\n' \
+	"bwL_MBps:size  lamkit   mpich    ompi  lk/mpich  lk/ompi  lk/best  rounds  med_lk  med_best" \
+	"-----------------------------------------------------------------------------------------" \
+	"      1048576  2325.3  5306.0  3387.8      0.96     1.20     0.94       9  5000.1    5319.3" \
+	"      2097152  5420.5  5147.4  2481.0      0.95     1.22     0.93       9  4800.0    5161.3" \
+	"      4194304  5365.7  3113.2  3119.1      1.11     1.29     1.05       9  5300.0    5047.6" >>"$T/paired/tcp-loopback.txt"
+report "$T/paired" 0; ok $? "report on the copy with paired rounds exits 0"
+like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
+	"^\| 1 \| tcp loopback: bandwidth 1-4 MiB, MB/s \(worst: 2 MiB; the median round of 9 paired ones\) \| 4800.0 \| 5161.3 \| 0.93 \| ≥ 1.0 \| \*\*MISSED\*\* \|$" \
+	"loopback bandwidth: the worst paired ratio, with its median round's figures"
+like "$(cat "$P")" "^\| 2 MiB \| 5420.5 \| 5147.4 \| 2481.0 \| 0.93 \|$" "and the page shows the paired table"
 done_testing
