@@ -19,14 +19,15 @@
  * jobs).
  */
 
-#define TP_RING_LINE    64
-#define TP_RING_REC_HDR 8
-/* Records start on a 128-byte boundary (a pair of lines), so that a one-line record's buddy
- * line (the other half of its 128-byte block, which the consumer's adjacent-line prefetch pulls
- * in with it) is padding the producer never writes. With 64-byte records the consumer's
- * prefetch took the producer's next line away from it every message: windows of 64 MPI_Isend
- * of 8 and 16 B one way, interleaved runs on the AMD EPYC machine: 134-140 -> 154-156 MB/s
- * and 269-279 -> 309-316, both ways 229 -> 250 and 456 -> 510, 64 B level; ping-pong level. */
+/* TP_RING_REC_ALIGN: records start on a 128-byte boundary (a pair of lines), so that a one-line
+ * record's buddy line (the other half of its 128-byte block, which the consumer's adjacent-line
+ * prefetch pulls in with it) is padding the producer never writes. With 64-byte records the
+ * consumer's prefetch took the producer's next line away from it every message: windows of 64
+ * MPI_Isend of 8 and 16 B one way, interleaved runs on the AMD EPYC machine: 134-140 -> 154-156
+ * MB/s and 269-279 -> 309-316, both ways 229 -> 250 and 456 -> 510, 64 B level; ping-pong
+ * level. */
+#define TP_RING_LINE        64
+#define TP_RING_REC_HDR     8
 #define TP_RING_REC_ALIGN   128
 #define TP_RING_HLEN_MAX    63        /* 6 bits of the record word */
 #define TP_RING_LEN_MAX     0xffffffu /* 24 bits: shm fragments are at most 8 MiB */
@@ -66,6 +67,13 @@ struct tp_ring_rx {
 	int peer; /* handed to ops.recv */
 };
 
+/* The ring bytes a record of hlen header and len payload bytes takes (producer and consumer
+ * must agree on it). */
+static inline size_t tp_ring_need(size_t hlen, size_t len)
+{
+	return TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(hlen, 8) + len, TP_RING_REC_ALIGN);
+}
+
 /* Point t and x at the ring whose control line is at `ctl` (x or t may be NULL). */
 static inline void tp_ring_init(struct tp_ring_tx *t, struct tp_ring_rx *x, char *ctl,
                                 uint32_t rbytes, int peer)
@@ -88,8 +96,7 @@ static inline void tp_ring_init(struct tp_ring_tx *t, struct tp_ring_rx *x, char
 static inline int tp_ring_put(struct tp_ring_tx *t, const void *hdr, size_t hlen, const void *data,
                               size_t len)
 {
-	size_t need =
-	    TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(hlen, 8) + len, TP_RING_REC_ALIGN);
+	size_t need = tp_ring_need(hlen, len);
 	size_t off = (size_t)(t->tail & (t->rbytes - 1));
 	size_t skip = off + need > t->rbytes ? t->rbytes - off : 0;
 	struct tp_ring_rec *r;
@@ -156,8 +163,7 @@ static inline int tp_ring_drain(tp_t *tp, struct tp_ring_rx *x, int budget)
 			need = x->rbytes - off;
 		} else {
 			const char *h = (const char *)(r + 1);
-			need = TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(hlen, 8) + len,
-			                     TP_RING_REC_ALIGN);
+			need = tp_ring_need(hlen, len);
 			ops->recv(tp->cfg.arg, x->peer, h, hlen, h + TP_RING_ALIGN(hlen, 8), len);
 		}
 		x->pos += need;
