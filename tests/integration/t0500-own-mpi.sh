@@ -30,17 +30,15 @@ sum_field() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s
 # large_stats TEXT ARGS...: `large` -n 2 with LAMKIT_TP_STATS (and the caller's environment), up
 # to three runs until the ranks' TEXT sums above 0: whether an idle sender gets to help before
 # the receiver has taken every chunk is a race, which a receiver running alone on a busy machine
-# (a CI run of the whole suite) can win for a whole run. OUT: the first run's output; SUM: the
-# sum of the last run.
+# (a CI run of the whole suite) can win for a whole run. OUT: the first run's output.
 large_stats() {
 	local text=$1 i o
 	shift
-	OUT='' SUM=0
+	OUT=''
 	for i in 1 2 3; do
 		o=$(LAMKIT_TP_STATS=1 LKX_TIMEOUT=120 lkx -n 2 "$D/large" "$@" 2>&1)
 		[ -n "$OUT" ] || OUT=$o
-		SUM=$(echo "$o" | sum_field "$text")
-		[ "$SUM" -gt 0 ] && return 0
+		[ "$(echo "$o" | sum_field "$text")" -gt 0 ] && return 0
 	done
 	return 1
 }
