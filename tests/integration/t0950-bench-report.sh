@@ -5,7 +5,8 @@
 # a copy where lamkit got slower flags the regression (> 15 %) and the missed target. NetPIPE,
 # PhyML and MrBayes against MPICH (apps.*: a full run's `bench/outside-programs netpipe phyml
 # mrbayes`): their worst figure is item 2's row, and a copy where lamkit failed a run misses it.
-# A copy with bench/pingpong-tcp's paired short rounds (bwL) gives the loopback bandwidth row from them.
+# A copy with bench/pingpong-tcp's paired short rounds (bwL) gives the loopback bandwidth row from them;
+# with its socket floor table, the latency row names the floor and says when the target is below it.
 # timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
 command -v gnuplot >/dev/null 2>&1 || skip_all "gnuplot not installed (packaging/setup-deps installs gnuplot-nox)"
@@ -155,4 +156,22 @@ like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 1 \| tcp loopback: bandwidth 1-4 MiB, MB/s \(worst: 2 MiB; the median round of 9 paired ones\) \| 4800.0 \| 5161.3 \| 0.93 \| ≥ 1.0 \| \*\*MISSED\*\* \|$" \
 	"loopback bandwidth: the worst paired ratio, with its median round's figures"
 like "$(cat "$P")" "^\| 2 MiB \| 5420.5 \| 5147.4 \| 2481.0 \| 0.93 \|$" "and the page shows the paired table"
+# the same copy with bench/pingpong-tcp's socket floor (floor_us:size): the loopback latency row
+# names the floor at its worst size (8 B: lamkit 6.929 against Open MPI's 5.452), and as 0.8 x
+# 5.452 = 4.362 is below that floor, its miss says the target is out of reach; the page shows it
+printf '\n%s\n%s\n%s\n%s\n' \
+	"floor_us:size  floor  lamkit   best   want  lk/floor  want/floor" \
+	"----------------------------------------------------------------" \
+	"            8  5.000   6.929  5.452  4.362      1.39        0.87" \
+	"           64  4.100   4.984  5.401  4.321      1.22        1.05" >>"$T/paired/tcp-loopback.txt"
+report "$T/paired" 0; ok $? "report on the copy with a socket floor exits 0"
+like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
+	"^\| 1 \| tcp loopback: latency 0-128 B, µs \(worst: 8 B; bare socket 5.000\) \| 6.929 \| 5.452 \| 1.27 \| ≤ 0.8 \| \*\*MISSED\*\*: 0.8 x the peer's 5.452 is 4.362, below the bare socket's 5.000 \(bench/sockfloor\) \|$" \
+	"loopback latency: the floor at the worst size, and a miss below it says so"
+like "$(cat "$P")" "^\| 64 B \| 4.100 \| 4.984 \| 5.401 \| 4.321 \| 1.22 \| 1.05 \|$" "and the page shows the floor table"
+sed -i 's/^            8  5.000 /            8  3.000 /' "$T/paired/tcp-loopback.txt"
+report "$T/paired" 0
+like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
+	"^\| 1 \| tcp loopback: latency 0-128 B, µs \(worst: 8 B; bare socket 3.000\) \| 6.929 \| 5.452 \| 1.27 \| ≤ 0.8 \| \*\*MISSED\*\* \|$" \
+	"with the floor below the wanted figure the miss is a plain one"
 done_testing
