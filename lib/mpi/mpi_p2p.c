@@ -647,19 +647,29 @@ void mpii_on_frag(void *arg, int wsrc, const void *hdr, size_t hlen, const void 
 }
 
 /* A DATA fragment's payload of a contiguous receive goes straight into the user's buffer: the
- * receive is posted and matched (DATA only follows our CTS). Anything else is buffered. */
+ * receive is posted and matched (DATA only follows our CTS). Anything else is buffered. So is
+ * every fragment of a message of several, while the path can keep a buffer of one fragment
+ * for this peer (tp_rx_buffer_ok): read whole into the connection's buffer and copied out
+ * here, they move faster than in place. Interleaved pairs on the AMD EPYC machine (ratios
+ * buffered/in place, ping-pong / windows of 64): loopback 1-4 MiB 1.09-1.18 / 1.18-1.30 when
+ * copies between the CPUs are fast, 0.98-1.04 / 1.00-1.04 when slow; between two namespace
+ * nodes 1.13-1.18 / 1.16-1.49 and 1.06-1.08 / 1.09-1.10. A message of one fragment stays in
+ * place: buffered, its ping-pong took up to twice as long (256 KiB between namespace nodes
+ * 0.49). Why the kernel's copy into the user's buffer is the slower one, 64 KiB-1 MiB bounce
+ * buffers and pauses between reads did not tell (doc/PROTOCOL-mpi-wire.md section 3). */
 void *mpii_place(void *arg, int peer, const void *hdr, size_t hlen, size_t len)
 {
 	const struct hdr *h = hdr;
 	struct lk_request *r;
 
 	(void)arg;
-	(void)peer;
 	(void)hlen;
 	if (h->type != H_DATA || (mpii.tp_mt && mpii_in_thread()))
 		return NULL;
 	r = (struct lk_request *)(uintptr_t)h->addr;
 	if (!r->d->contig || h->off > r->bytes || len > r->bytes - (size_t)h->off)
+		return NULL;
+	if (r->msglen > tp_frag_max(mpii.tp, peer) && tp_rx_buffer_ok(mpii.tp, peer))
 		return NULL;
 	return mpii_at(r->buf, r->d->true_lb + (MPI_Aint)h->off);
 }

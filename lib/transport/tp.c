@@ -475,6 +475,13 @@ size_t tp_frag_max(const tp_t *tp, int peer)
 	}
 }
 
+int tp_rx_buffer_ok(const tp_t *tp, int peer)
+{
+	if (peer < 0 || peer >= tp->cfg.size || tp->kind[peer] != TP_TCP)
+		return 0;
+	return tp_tcp_rx_buffer_ok(tp->tcp, peer);
+}
+
 int tp_can_get(const tp_t *tp, int peer)
 {
 	if (peer >= tp->cfg.size) /* another job's process on this node: its pid is in its card */

@@ -111,6 +111,10 @@ void tp_batch_stop(tp_t *tp);
 size_t tp_eager_max(const tp_t *tp, int peer);
 /* Largest payload of one fragment to `peer` (pipelined bulk data is cut into these). */
 size_t tp_frag_max(const tp_t *tp, int peer);
+/* Whether a fragment from `peer` that ops.place does not place may be read whole into the
+ * path's own buffer without passing its memory bound (tcp: a buffer of one fragment for at most
+ * 16 connections); 0 for paths that do not ask ops.place. */
+int tp_rx_buffer_ok(const tp_t *tp, int peer);
 
 /* Whether `peer` can be read directly with tp_get (single-copy rendezvous). */
 int tp_can_get(const tp_t *tp, int peer);

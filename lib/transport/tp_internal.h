@@ -190,6 +190,9 @@ int tp_tcp_busy(const struct tp_tcp *t);
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
 /* Largest fragment the tcp path is given (tp_frag_max). */
 size_t tp_tcp_frag_max(const struct tp_tcp *t);
+/* Whether a large frame from peer may be read whole into its connection's buffer
+ * (tp_rx_buffer_ok). */
+int tp_tcp_rx_buffer_ok(const struct tp_tcp *t, int peer);
 /* What one connection carried (LAMKIT_TP_STATS=1 prints it at the end). A payload over 64 KiB
  * ("large") is received in place (placed_bytes, by the kernel into the memory ops.place named),
  * or moved there with memcpy from the connection's buffer when the read that brought its header

@@ -54,6 +54,9 @@
  * receives); on a connection with bbr they doubled it (896 against 462 us). */
 #define TCP_FRAG_NAMED (1 << 20)
 #define TCP_FRAG       (512 * 1024)
+/* Connections whose buffer may grow to a whole fragment for the layer above's multi-fragment
+ * messages (tp_tcp_rx_buffer_ok): at most 16 MiB a process. */
+#define TCP_BIG_BUFS 16
 
 /* C_LATER: a connection to this peer (another job) is still ending (BYE): fragments wait until
  * it has, or until the peer connects; then a new one is made */
@@ -71,6 +74,7 @@ struct conn {
 	size_t incap, inlen;
 	char *dst; /* ops.place gave this for the payload of the frame whose header is in `in` */
 	size_t dlen, dgot;
+	int refused; /* the layer above did not place the large frame at the start of `in` */
 	/* 8 + hlen of the last large frame: a read at the start of a frame asks for this much only
 	 * (0: as much as the small buffer holds), see read_size */
 	size_t hint;
@@ -910,7 +914,7 @@ static void try_place(struct tp_tcp *t, struct conn *c, int peer)
 	uint32_t pre[2];
 	size_t have;
 
-	if (c->inlen < 8 || !can_place(t))
+	if (c->inlen < 8 || !can_place(t) || c->refused)
 		return;
 	memcpy(pre, c->in, 8);
 	if (pre[1] <= IN_SMALL || c->inlen < 8 + (size_t)pre[0])
@@ -919,6 +923,7 @@ static void try_place(struct tp_tcp *t, struct conn *c, int peer)
 	                              pre[1]);
 	if (!c->dst) {
 		c->n.refused++;
+		c->refused = 1; /* not asked again for this frame: it is read whole */
 		return;
 	}
 	have = c->inlen - 8 - pre[0];
@@ -1054,6 +1059,8 @@ static int read_frames(struct tp_tcp *t, struct conn *c, int peer)
 		c->inlen += (size_t)r;
 		if ((k = deliver(t, c, peer)) < 0)
 			return -1;
+		if (k > 0)
+			c->refused = 0; /* the frame at the start is a new one */
 		n += k;
 		if (c->bye_in)
 			return n; /* nothing comes after BYE */
@@ -1200,6 +1207,18 @@ int tp_tcp_busy(const struct tp_tcp *t)
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer)
 {
 	return t->c[peer].q.head != NULL;
+}
+
+int tp_tcp_rx_buffer_ok(const struct tp_tcp *t, int peer)
+{
+	int big = 0;
+
+	if (t->c[peer].incap > IN_SMALL + 64)
+		return 1;
+	for (int i = 0; i < t->nact; i++)
+		if (t->c[t->act[i]].incap > IN_SMALL + 64 && ++big >= TCP_BIG_BUFS)
+			return 0;
+	return 1;
 }
 
 size_t tp_tcp_frag_max(const struct tp_tcp *t)
