@@ -286,6 +286,7 @@ static void conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 	c->ackn = 0;
 	c->inlen = 0;
 	c->dst = NULL;
+	c->refused = 0;
 	c->hint = 0;
 	c->nsmall = 0;
 }
@@ -304,6 +305,7 @@ static void conn_close(struct tp_tcp *t, int peer, enum cstate st)
 	c->st = st;
 	c->inlen = 0;
 	c->dst = NULL;
+	c->refused = 0;
 	c->bye_in = c->eof = c->shut = 0;
 }
 
