@@ -57,6 +57,7 @@ static void get(int fd, void *buf, size_t n)
 		if (r > 0) {
 			got += (size_t)r;
 			spins = 0;
+			since = 0; /* the stall clock restarts */
 			continue;
 		}
 		if (r == 0) {
@@ -213,7 +214,7 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "ping")) {
 		struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai;
 		if (getaddrinfo(argv[2], argv[3], &hints, &ai) != 0) {
-			fprintf(stderr, "sockfloor: cannot resolve %s\n", argv[2]);
+			fprintf(stderr, "sockfloor: cannot resolve host %s\n", argv[2]);
 			return 1;
 		}
 		int fd = -1;
@@ -228,8 +229,14 @@ int main(int argc, char **argv)
 			usleep(50000);
 		}
 		freeaddrinfo(ai);
-		if (fd < 0)
-			die("connect");
+		if (fd < 0) {
+			fprintf(
+			    stderr,
+			    "sockfloor: cannot connect to %s port %s for 10 s: %s (is `sockfloor "
+			    "serve %s` running there?)\n",
+			    argv[2], argv[3], strerror(errno), argv[3]);
+			return 1;
+		}
 		nodelay(fd);
 		timing(fd, scale_arg(argc, argv, 4));
 		return 0;
