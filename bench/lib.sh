@@ -199,7 +199,7 @@ bench_median_merge() {
 # succeeded. A configuration that cannot be built or never succeeds has no .out file.
 bench_run_configs() {
     local src=$1 np=$2 dir=$3 cfg name fl ln bin launch pass passes=${BENCH_PASSES:-3}
-    local -A cmd=() exe=()
+    local -A cmd=() bin_of=()
     shift 3
     mkdir -p "$dir" || return 1
     for cfg in "${BENCH_CONFIGS[@]}"; do
@@ -208,14 +208,14 @@ bench_run_configs() {
         launch=$(bench_launcher_cmd "$ln" "$np") || { echo "bench: $name: launcher $ln not available" >&2; continue; }
         bin=$(bench_build_mpi "$src" "$fl") || { echo "bench: $name: no $fl build" >&2; continue; }
         cmd[$name]=$launch
-        exe[$name]=$bin
+        bin_of[$name]=$bin
     done
     for ((pass = 1; pass <= passes; pass++)); do
         for cfg in "${BENCH_CONFIGS[@]}"; do
             name=${cfg%%:*}
             [ -n "${cmd[$name]:-}" ] || continue
             echo "bench: pass $pass/$passes: $name" >&2
-            bench_run_one "$name" "${cmd[$name]}" "${exe[$name]}" "$np" "$dir/$name.p$pass.out" "$@" ||
+            bench_run_one "$name" "${cmd[$name]}" "${bin_of[$name]}" "$np" "$dir/$name.p$pass.out" "$@" ||
                 unset "cmd[$name]" # a configuration that failed once is not retried
         done
     done
@@ -292,4 +292,130 @@ bench_median_list() {
     printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 }
         END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
               printf "%.1f\n", m / 1000 }'
+}
+
+# Short runs paired round by round. The speed of moving data between this machine's two CPUs
+# flips between two levels for seconds to minutes at a time (bench/xcpu.c: about 7000 MB/s,
+# then 1150; every MPI follows it), so one MPI's whole sweep can fall in one state and the next
+# one's in the other, and a median over passes of each MPI alone compares states, not MPIs. A
+# round runs every configuration once, briefly, one after the other: the runs of a round are
+# mostly taken in one state, and the ratio inside a round compares like with like.
+
+# bench_scale DIV [ARGS...]: the value after the last "-s" in ARGS (1 when there is none)
+# divided by DIV: the scale of a bench's short runs
+bench_scale() {
+    local div=$1 sc=1
+    shift
+    while [ $# -gt 1 ]; do
+        [ "$1" = -s ] && sc=$2
+        shift
+    done
+    awk -v s="$sc" -v d="$div" 'BEGIN { print s / d }'
+}
+
+# bench_rounds DIR TAG ROUNDS NP [ARGS...]: ROUNDS rounds over the configurations in the arrays
+# names, launch and exe (as the bench scripts fill them; an empty launch is skipped), each run
+# into DIR/<name>.<TAG><round>.out (absent when that run failed). When the caller defines
+# BENCH_ROUND_HOOK, that function is called with the round's number first (e.g. a program that
+# is not an MPI, run next to them each round).
+# shellcheck disable=SC2154 # names, launch, exe: the caller's arrays
+bench_rounds() {
+    local dir=$1 tag=$2 rounds=$3 np=$4 r i n
+    shift 4
+    rm -f "$dir"/*."$tag"[0-9]*.out*
+    for ((r = 1; r <= rounds; r++)); do
+        [ -z "${BENCH_ROUND_HOOK:-}" ] || "$BENCH_ROUND_HOOK" "$r"
+        for i in "${!names[@]}"; do
+            n=${names[$i]}
+            [ -n "${launch[$i]}" ] || continue
+            echo "bench: $tag round $r/$rounds: $n" >&2
+            bench_run_one "$n" "${launch[$i]}" "${exe[$i]}" "$np" "$dir/$n.$tag$r.out" "$@" ||
+                rm -f "$dir/$n.$tag$r.out"
+        done
+    done
+}
+
+# bench_rounds_clean DIR TAG: remove the outputs of bench_rounds' runs
+bench_rounds_clean() { rm -f "$1"/*."$2"[0-9]*.out; }
+
+# bench_paired_table DIR TAG ROUNDS NKEY COL lower|higher TITLE LK "PEERS" ["EXTRAS"]: the table
+# (TSV, header first) of the rounds bench_rounds left in DIR. A row's key is the first NKEY words
+# of an output line, its figure the COL-th word after them. Columns: the key (TITLE heads the
+# first; further key columns are headed by the words of TITLE after a tab), the median over
+# rounds of LK, of each of PEERS and of each of EXTRAS; lk/X for every peer and extra: the median
+# over rounds of LK's figure divided by X's of the same round; lk/best: the same against the
+# better of the PEERS in each round (lower or higher is better, as given); rounds: how many
+# rounds had LK and a peer; med_lk and med_best: LK's and the better peer's figures in the round
+# whose lk/best is that median (the lower middle one of an even count), so that a row reads
+# med_lk / med_best = lk/best. The figures of single rounds go to DIR/rounds-<TAG><COL>.txt;
+# bench_rounds_clean removes the runs' outputs.
+bench_paired_table() {
+    local dir=$1 tag=$2 rounds=$3 nkey=$4 col=$5 way=$6 title=$7 lk=$8 peers=$9 extras=${10:-} c r rows
+    rows=$(
+        for c in $lk $peers $extras; do
+            for ((r = 1; r <= rounds; r++)); do
+                [ -f "$dir/$c.$tag$r.out" ] || continue
+                awk -v c="$c" -v r="$r" -v nkey="$nkey" -v col="$col" '
+                    !/^#/ && NF >= nkey + col && $(nkey + col) ~ /^[0-9.]+$/ {
+                        k = $1; for (i = 2; i <= nkey; i++) k = k "\t" $i
+                        print c "|" r "|" k "|" $(nkey + col) }' "$dir/$c.$tag$r.out"
+            done
+        done
+    )
+    # the figures of every run, for a look at single rounds: config|round|key|figure
+    printf '%s\n' "$rows" >"$dir/rounds-$tag$col.txt"
+    printf '%s\n' "$rows" | awk -F '|' -v rounds="$rounds" -v way="$way" -v title="$title" -v lk="$lk" \
+        -v peers="$peers" -v extras="$extras" '
+        function med(a, k,   i, j, t) {
+            for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+            return k ? ((k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2) : "n/a"
+        }
+        function fmt(x, d) { return x == "n/a" ? x : sprintf("%." d "f", x) }
+        NF == 4 { v[$1, $2, $3] = $4; if (!($3 in seen)) { seen[$3] = 1; key[++nk] = $3 }
+                  if (index($4, ".")) { d = length($4) - index($4, "."); if (d > dig) dig = d } }
+        END {
+            np = split(peers, pe, " "); ne = split(extras, ex, " ")
+            hdr = title "\t" lk
+            for (i = 1; i <= np; i++) hdr = hdr "\t" pe[i]
+            for (i = 1; i <= ne; i++) hdr = hdr "\t" ex[i]
+            for (i = 1; i <= np; i++) hdr = hdr "\tlk/" pe[i]
+            for (i = 1; i <= ne; i++) hdr = hdr "\tlk/" ex[i]
+            print hdr "\tlk/best\trounds\tmed_lk\tmed_best"
+            nc = split(lk " " peers " " extras, cf, " ")
+            for (s = 1; s <= nk; s++) {
+                k = key[s]; line = k
+                for (c = 1; c <= nc; c++) {
+                    delete a; m = 0
+                    for (r = 1; r <= rounds; r++) if ((cf[c], r, k) in v) a[++m] = v[cf[c], r, k]
+                    line = line "\t" fmt(med(a, m), dig)
+                }
+                for (c = 2; c <= nc; c++) {
+                    delete a; m = 0
+                    for (r = 1; r <= rounds; r++)
+                        if ((lk, r, k) in v && (cf[c], r, k) in v && v[cf[c], r, k] > 0) a[++m] = v[lk, r, k] / v[cf[c], r, k]
+                    line = line "\t" fmt(med(a, m), 2)
+                }
+                delete a; delete pl; delete pb; m = 0
+                for (r = 1; r <= rounds; r++) {
+                    if (!((lk, r, k) in v)) continue
+                    b = ""
+                    for (i = 1; i <= np; i++) if ((pe[i], r, k) in v && v[pe[i], r, k] > 0) {
+                        x = v[pe[i], r, k]
+                        if (b == "" || (way == "lower" ? x < b : x > b)) b = x
+                    }
+                    if (b == "") continue
+                    a[++m] = v[lk, r, k] / b; pl[m] = v[lk, r, k]; pb[m] = b
+                }
+                # the median round: the one whose ratio has (m - 1) / 2 smaller ones, ties by order
+                mi = 0
+                for (i = 1; i <= m; i++) {
+                    rk = 0
+                    for (j = 1; j <= m; j++) if (a[j] < a[i] || (a[j] == a[i] && j < i)) rk++
+                    if (rk == int((m - 1) / 2)) mi = i
+                }
+                if (mi) line = line "\t" sprintf("%.2f", a[mi]) "\t" m "\t" fmt(pl[mi], dig) "\t" fmt(pb[mi], dig)
+                else line = line "\tn/a\t0\tn/a\tn/a"
+                print line
+            }
+        }'
 }

@@ -6,7 +6,9 @@
 # PhyML and MrBayes against MPICH (apps.*: a full run's `bench/outside-programs netpipe phyml
 # mrbayes`): their worst figure is item 2's row, and a copy where lamkit failed a run misses it.
 # A copy with bench/pingpong-tcp's paired short rounds (bwL) gives the loopback bandwidth row from them;
-# with its socket floor table, the latency row names the floor and says when the target is below it.
+# with its socket floor table, the latency row names the floor and says when the target is below it;
+# with its latency rounds (latS) the latency row comes from them; the rounds of
+# bench/collectives-netns and bench/streams (collR, bwR) give items 3 and 5.
 # timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
 command -v gnuplot >/dev/null 2>&1 || skip_all "gnuplot not installed (packaging/setup-deps installs gnuplot-nox)"
@@ -45,8 +47,8 @@ like "$targets" "^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| 
 like "$targets" "^\| 3 \| Allreduce, Bcast, Reduce, Allgather, Alltoall, Barrier across 2 nodes, 8 B-1 MiB, µs \(worst: [a-z]+ [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≤ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"collectives across two nodes: the worst ratio over every collective and size"
 like "$(cat "$P")" "## Collectives across two nodes, one rank on each" "and a table of them"
-like "$(cat "$P")" "^\| 16 KiB \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" \
-	"the streams of bench/streams have a table, one way and both ways per size"
+like "$(cat "$P")" "^\| 16 KiB \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| n/a \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| n/a \|$" \
+	"the streams of bench/streams have a table, one way and both ways per size (no paired rounds in this output)"
 like "$targets" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(worst: [0-9]+ [KM]?i?B\) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| ≥ 1.0 \| (met|\*\*MISSED\*\*) \|$" \
 	"windowed streams both ways: measured (bench/streams)"
 # issue 13's one-sided rows (bench/rma): latency against the better peer, bandwidth as MB/s
@@ -155,7 +157,7 @@ report "$T/paired" 0; ok $? "report on the copy with paired rounds exits 0"
 like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 1 \| tcp loopback: bandwidth 1-4 MiB, MB/s \(worst: 2 MiB; the median round of 9 paired ones\) \| 4800.0 \| 5161.3 \| 0.93 \| ≥ 1.0 \| \*\*MISSED\*\* \|$" \
 	"loopback bandwidth: the worst paired ratio, with its median round's figures"
-like "$(cat "$P")" "^\| 2 MiB \| 5420.5 \| 5147.4 \| 2481.0 \| 0.93 \|$" "and the page shows the paired table"
+like "$(cat "$P")" "^\| 2 MiB \(MB/s\) \| 5420.5 \| 5147.4 \| 2481.0 \| - \| 0.93 \|$" "and the page shows the paired table"
 # the same copy with bench/pingpong-tcp's socket floor (floor_us:size): the loopback latency row
 # names the floor at its worst size (8 B: lamkit 6.929 against Open MPI's 5.452), and as 0.8 x
 # 5.452 = 4.362 is below that floor, its miss says the target is out of reach; the page shows it
@@ -174,4 +176,39 @@ report "$T/paired" 0
 like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 1 \| tcp loopback: latency 0-128 B, µs \(worst: 8 B; bare socket 3.000\) \| 6.929 \| 5.452 \| 1.27 \| ≤ 0.8 \| \*\*MISSED\*\* \|$" \
 	"with the floor below the wanted figure the miss is a plain one"
+# bench/pingpong-tcp's latency rounds (latS, with the bare socket in each round as a column that
+# is not a peer) take over the latency row: the worst paired ratio (16 B: the median round had
+# 5.100 against 4.900), the floor's median there, and 0.8 x 4.900 = 3.920 is below it
+printf '\n%s\n%s\n%s\n%s\n' \
+	"latS_us:size  lamkit  mpich   ompi  floor  lk/mpich  lk/ompi  lk/floor  lk/best  rounds  med_lk  med_best" \
+	"-----------------------------------------------------------------------------------------------------------" \
+	"            8   4.500  5.300  5.600  4.000      0.85     0.80      1.12     0.86       9   4.600     5.350" \
+	"           16   5.000  5.000  5.500  4.100      1.00     0.91      1.22     1.04       9   5.100     4.900" >>"$T/paired/tcp-loopback.txt"
+report "$T/paired" 0
+like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
+	"^\| 1 \| tcp loopback: latency 0-128 B, µs \(worst: 16 B; the median round of 9 paired ones; bare socket 4.100\) \| 5.100 \| 4.900 \| 1.04 \| ≤ 0.8 \| \*\*MISSED\*\*: 0.8 x the peer's 4.900 is 3.920, below the bare socket's 4.100 \(bench/sockfloor\) \|$" \
+	"loopback latency from the paired rounds: the worst paired ratio, its median round, the floor"
+like "$(cat "$P")" "^\| 8 B \(µs\) \| 4.500 \| 5.300 \| 5.600 \| 4.000 \| 0.86 \|$" "and the page shows the latency rounds"
+# bench/collectives-netns' rounds (collR: keys of two words) give item 3's row, and bench/streams'
+# (bwR, bibwR) item 5's: each the worst paired ratio over its keys, with its median round
+printf '\n%s\n%s\n%s\n%s\n%s\n' \
+	"collR_us:op  size  lamkit   mpich    ompi  lk/mpich  lk/ompi  lk/best  rounds  med_lk  med_best" \
+	"-----------------------------------------------------------------------------------------------" \
+	"    barrier     0   9.000  11.000  12.000      0.82     0.75     0.82       7   9.100    11.100" \
+	"  allgather  1048576  300.000  330.000  320.000  0.91  0.94  1.12  7  310.000  276.000" \
+	"  allreduce     8   9.300  12.000  12.500      0.78     0.74     0.78       7   9.300    12.000" >>"$T/paired/coll-netns.txt"
+printf '\n%s\n%s\n%s\n%s\n' \
+	"bwR_MBps:size  lamkit   mpich    ompi  lk/mpich  lk/ompi  lk/best  rounds  med_lk  med_best" \
+	"-------------------------------------------------------------------------------------------" \
+	"            8   150.0   120.0   130.0      1.25     1.15     1.10       7   150.0     136.4" \
+	"           64  1000.0  1100.0   850.0      0.91     1.18     0.97       7  1010.0    1041.2" >>"$T/paired/streams.txt"
+report "$T/paired" 0
+tg=$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")
+like "$tg" "^\| 3 \| Allreduce, Bcast, Reduce, Allgather, Alltoall, Barrier across 2 nodes, 8 B-1 MiB, µs \(worst: allgather 1 MiB; the median round of 7 paired ones\) \| 310.000 \| 276.000 \| 1.12 \| ≤ 1.0 \| \*\*MISSED\*\* \|$" \
+	"collectives across two nodes from the paired rounds: the worst op and size"
+like "$tg" "^\| 5 \| windowed Isend stream 8 B-4 MiB, one way, MB/s \(worst: 64 B; the median round of 7 paired ones\) \| 1010.0 \| 1041.2 \| 0.97 \| ≥ 1.0 \| \*\*MISSED\*\* \|$" \
+	"streams one way from the paired rounds"
+like "$tg" "^\| 5 \| windowed Isend stream 8 B-4 MiB, both ways, MB/s \(worst: [0-9]+ [KM]?i?B\) \| " \
+	"both ways without rounds in the output: from the passes, as before"
+like "$(cat "$P")" "^\| allgather \| 1 MiB \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| 1.12 \|$" "the page's table of collectives shows the paired ratio"
 done_testing
