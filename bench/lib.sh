@@ -296,8 +296,8 @@ bench_median_list() {
 
 # Short runs paired round by round. The speed of moving data between this machine's two CPUs
 # flips between two levels for seconds to minutes at a time (bench/xcpu.c: about 7000 MB/s,
-# then 1150; every MPI follows it), so one MPI's whole sweep can fall in one state and the next
-# one's in the other, and a median over passes of each MPI alone compares states, not MPIs. A
+# then 1150; every MPI slows down with it, though not always alike), so one MPI's whole sweep
+# can fall in one state and the next one's in the other, and a median over passes of each MPI alone compares states, not MPIs. A
 # round runs every configuration once, briefly, one after the other: the runs of a round are
 # mostly taken in one state, and the ratio inside a round compares like with like.
 
