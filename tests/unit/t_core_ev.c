@@ -5,6 +5,7 @@
 #include "tap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -157,7 +158,7 @@ int main(void)
 	core_conn_t *dr = core_conn_create(ev, sv[1], on_fd, on_close, &d);
 	core_conn_pass_fds(ds);
 	core_conn_pass_fds(dr);
-	int sent = 0;
+	int sent = 0, first[16], gone = 0;
 	for (int i = 0; i < 40; i++) {
 		int p[2];
 		char id = (char)i;
@@ -166,8 +167,15 @@ int main(void)
 		if (pipe(p) < 0 || write(p[1], &id, 1) != 1)
 			break;
 		close(p[1]);
+		if (i < 16)
+			first[i] = p[0];
 		sent += core_conn_send_fd(ds, 50, &id, 1, p[0]) == 0;
+		for (int k = 0; i == 15 && k < 16; k++)
+			gone += fcntl(first[k], F_GETFD) < 0 && errno == EBADF;
 	}
+	is_int(gone, 16,
+	       "16 queued descriptors leave at once, without the event loop: the sender "
+	       "holds no more than a sendmsg's worth");
 	for (int k = 0; k < 100 && fd_frames < sent; k++) {
 		core_ev_timer(ev, 100, stop_cb, NULL);
 		core_ev_run(ev);
