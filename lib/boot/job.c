@@ -454,7 +454,7 @@ static int make_pipe(int p[2], int parent_end)
 {
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	core_fd_nonblock(p[parent_end], 1);
+	core_fd_nonblock_new(p[parent_end]);
 	return 0;
 }
 

@@ -564,7 +564,7 @@ int boot_job_pmi_rank(boot_job_t *j, struct boot_rank *r, char *err, size_t errl
 	pmi_conn_set_data(r->pmi, r);
 	r->pmi_fd = sv[0];
 	r->pmi_child_fd = sv[1];
-	core_fd_nonblock(r->pmi_fd, 1);
+	core_fd_nonblock_new(r->pmi_fd);
 	core_ev_fd(j->ag->ev, r->pmi_fd, CORE_EV_READ, on_pmi, r);
 	return 0;
 }

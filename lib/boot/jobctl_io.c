@@ -71,8 +71,9 @@ void boot_ctl_pipe_open(struct agent *a, struct core_rbuf *r, int fd)
 	struct ctl_pipe *p = &c->pipes[rank * 2 + stream - 1];
 	if (p->fd >= 0)
 		goto drop;
+	/* already nonblocking: the agent made its end so (job.c make_pipe), and we hold that
+	 * same open file */
 	*p = (struct ctl_pipe){.c = c, .a = a, .fd = fd, .rank = rank, .stream = stream};
-	core_fd_nonblock(fd, 1);
 	if (core_ev_fd(c->ev, fd, CORE_EV_READ, on_pipe, p) < 0) {
 		p->fd = -1;
 		goto drop;

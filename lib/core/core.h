@@ -23,6 +23,9 @@ int64_t core_now_ns(void);
 
 /* Set O_NONBLOCK / FD_CLOEXEC on fd. 0, or -1 with errno. */
 int core_fd_nonblock(int fd, int on);
+/* O_NONBLOCK on an fd this process just made (pipe, socketpair): one fcntl, no F_GETFL, as
+ * such an fd has no other status flag to keep. 0, or -1 with errno. */
+int core_fd_nonblock_new(int fd);
 int core_fd_cloexec(int fd, int on);
 /* write() all of buf (retrying EINTR; blocking fds). 0, or -1 with errno. */
 int core_write_all(int fd, const void *buf, size_t len);

@@ -51,6 +51,11 @@ int core_fd_nonblock(int fd, int on)
 	return fcntl(fd, F_SETFL, fl);
 }
 
+int core_fd_nonblock_new(int fd)
+{
+	return fcntl(fd, F_SETFL, O_NONBLOCK);
+}
+
 int core_fd_cloexec(int fd, int on)
 {
 	int fl = fcntl(fd, F_GETFD);
