@@ -267,7 +267,7 @@ static void print_sent(const tp_t *tp)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu frags %llu bytes%s",
 		              name[k], tp->sent_frags[k], tp->sent_bytes[k], k < 4 ? ";" : "");
 	fprintf(stderr, "%s\n", line);
-	tp_shm_coop_stats(tp->shm, tp->cfg.rank);
+	tp_shm_stats(tp->shm, tp->cfg.rank);
 	if (tp->npeers > tp->cfg.size) {
 		struct tp_dyn_counts d;
 		tp_dyn_counts(tp, &d);

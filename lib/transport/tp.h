@@ -59,7 +59,8 @@ struct tp_cfg {
  * Environment: LAMKIT_TP=tcp forces tcp between local ranks; LAMKIT_SHM_LARGE=cma|copy picks
  * the large-message method on shm (default: cma, the receiver reads; copy where the kernel
  * refuses); LAMKIT_SHM_RING, LAMKIT_SHM_EAGER, LAMKIT_SHM_FRAG override the ring size and the
- * shm limits. NULL with errno set and a message in err on failure. */
+ * shm limits (the eager limit is otherwise measured by the node leader: tp_shm.c pick_eager).
+ * NULL with errno set and a message in err on failure. */
 tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen);
 
 /* Check a transport policy (the value of LAMKIT_TP, doc/PROTOCOL-mpi-wire.md section 7) without

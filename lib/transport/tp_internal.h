@@ -110,7 +110,7 @@ uint32_t tp_shm_coop_open(struct tp_shm *s);
 int tp_shm_coop_recv(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
 int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, uint64_t rdst,
                      size_t len);
-void tp_shm_coop_stats(const struct tp_shm *s, int rank);
+void tp_shm_stats(const struct tp_shm *s, int rank);
 /* Read len bytes at raddr in process pid (process_vm_readv; `refused`: fail with EPERM, for
  * tests). 0, or -1 with errno (EPERM/ENOSYS: the kernel does not allow it here). */
 int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused);

@@ -33,7 +33,7 @@ struct seg_hdr {
 	uint32_t nlocal;
 	uint32_t rbytes;
 	uint32_t attached;
-	uint32_t pad;
+	uint32_t eager; /* the node's eager limit, chosen by the rank that made the segment */
 };
 
 struct bell_slot {
@@ -70,6 +70,7 @@ struct tp_shm {
 	/* LAMKIT_SHM_LARGE=cma-refused (for tests): every read fails, as under Yama */
 	int refused;
 	size_t eager, frag;
+	size_t eager_env; /* LAMKIT_SHM_EAGER, 0 if unset */
 	int nqueued;
 	int32_t *pids;
 	struct bell_slot *bells;
@@ -168,6 +169,64 @@ static int map_segment(struct tp_shm *s, int fd)
 	return 0;
 }
 
+/* The eager limit. A message up to it goes through the ring, copied twice (into the ring by
+ * the sender, out by the receiver); a larger one the receiver reads from the sender's buffer
+ * with process_vm_readv, copied once, after an RTS (and a FIN back). Which is cheaper depends
+ * on the host far more than on the MPI: on an earlier one (2 cores, KVM) a 16 KiB message
+ * read took 1.7 us against 3.3-3.4 through the ring, and windows of 64 both ways moved 19-20
+ * GB/s read against 6.3-7.6 (so 8 KiB was the limit); on this one (2 cores, AMD EPYC, Firecracker,
+ * Linux 6.18) a read costs 1.2 us plus 0.35 us per page (16 KiB: 2.8 us, 32 KiB 4.0) while a 16 KiB
+ * memcpy takes 0.3 us, and through the ring 16 KiB moved in 1.0-1.1 us against 3.0-3.6 read,
+ * one way 19-28 GB/s against 4.9-5.9, both ways 18-35 against 9-11; 32 KiB 1.8-2.0 us
+ * against 4.1-4.9, one way 21-27 against 7-8, both ways level (2026-11-27, bench/streams).
+ * A ping-pong through the ring pays two copies where a read pays one read, and so does each
+ * rank of a stream both ways: so above EAGER_LOW, up to EAGER_HIGH, a size goes through the
+ * ring when two copies of it cost less than one read of it, as timed here (the best of 5 of
+ * each: a rank that loses its CPU meanwhile only makes one of them look dearer). Beyond 32
+ * KiB a window of messages both ways no longer fits the ring (64 KiB: 9.6 GB/s through it
+ * against 17-18 read), so the read keeps those. */
+#define EAGER_LOW  8192
+#define EAGER_HIGH 32768
+
+static uint64_t ns_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static size_t pick_eager(const struct tp_shm *s)
+{
+	size_t e = EAGER_LOW, cap = s->rbytes / 16 < s->frag ? s->rbytes / 16 : s->frag;
+	char *src, *dst;
+
+	if (!s->cma || s->refused || cap <= EAGER_LOW ||
+	    !(src = aligned_alloc(4096, 2 * EAGER_HIGH)))
+		return e < cap ? e : cap;
+	dst = src + EAGER_HIGH;
+	memset(src, 1, 2 * EAGER_HIGH);
+	for (size_t m = 2 * EAGER_LOW; m <= EAGER_HIGH && m <= cap; m *= 2) {
+		uint64_t rd = UINT64_MAX, cp = UINT64_MAX;
+		for (int i = 0; i < 5; i++) {
+			uint64_t t0 = ns_now();
+			if (tp_cma_read(getpid(), dst, (uint64_t)(uintptr_t)src, m, 0) < 0)
+				goto out;
+			uint64_t t1 = ns_now();
+			memcpy(dst, src, m);
+			__asm__ volatile("" ::"r"(dst) : "memory"); /* the copy happens */
+			uint64_t t2 = ns_now();
+			rd = t1 - t0 < rd ? t1 - t0 : rd;
+			cp = t2 - t1 < cp ? t2 - t1 : cp;
+		}
+		if (2 * cp >= rd)
+			break;
+		e = m;
+	}
+out:
+	free(src);
+	return e;
+}
+
 /* The segment lamkit's agent made for this node before the ranks started
  * ($LAMKIT_SHM_SEGMENT, empty until the leader sizes it; the agent records and removes it):
  * its fd, or -1 to make one here as under a foreign launcher. A segment already sized is not
@@ -220,6 +279,9 @@ static int create_segment(struct tp_shm *s, char *err, size_t errlen)
 	h = (struct seg_hdr *)s->base;
 	h->nlocal = (uint32_t)s->nlocal;
 	h->rbytes = s->rbytes;
+	if (!s->eager_env)
+		s->eager = pick_eager(s);
+	h->eager = (uint32_t)s->eager;
 	__atomic_store_n(&h->magic, SHM_MAGIC, __ATOMIC_RELEASE);
 	snprintf(key, sizeof(key), "lk-shm-%d", s->tp->cfg.rank);
 	if (s->tp->cfg.kvs.put(s->tp->cfg.kvs.arg, key, s->name) < 0) {
@@ -250,16 +312,15 @@ struct tp_shm *tp_shm_create(tp_t *tp, char *err, size_t errlen)
 	s->refused = large && strcmp(large, "cma-refused") == 0;
 	s->help_refused = large && strcmp(large, "cma-help-refused") == 0;
 	s->cma = large && *large ? strcmp(large, "cma") == 0 || s->refused || s->help_refused : 1;
-	/* 8 KiB: a 16 KiB message read by the receiver (RTS, one process_vm_readv, FIN) took 1.7 us
-	 * against 3.3-3.4 through the ring, and windows of 64 both ways moved 19-20 GB/s against
-	 * 6.3-7.6 (bench/pingpong and bench/streams at real-time priority; MPICH 13.8-13.9, Open
-	 * MPI 13.1-14.2). Up to 8 KiB the ring stays ahead one way; at 4 KiB a window of 8 KiB
-	 * messages one way fell from 11.1 to 8.7 GB/s. */
-	s->eager = env_size("LAMKIT_SHM_EAGER", s->rbytes / 16 < 8192 ? s->rbytes / 16 : 8192, 64,
-	                    s->rbytes / 4);
 	/* at most 8 MiB: a ring record holds 24 bits of length (tp_ring.h) */
 	s->frag = env_size("LAMKIT_SHM_FRAG", s->rbytes / 4 < 65536 ? s->rbytes / 4 : 65536, 1024,
 	                   s->rbytes / 4 < (1u << 23) ? s->rbytes / 4 : (1u << 23));
+	/* the eager limit: LAMKIT_SHM_EAGER, else what the segment's maker measured (pick_eager;
+	 * the others take it from the segment's header when they attach) */
+	s->eager_env = env_size("LAMKIT_SHM_EAGER", 0, 64, s->rbytes / 4);
+	s->eager = s->eager_env ? s->eager_env : EAGER_LOW;
+	if (s->eager > s->rbytes / 16 && !s->eager_env)
+		s->eager = s->rbytes / 16;
 	if (s->eager > s->frag)
 		s->eager = s->frag;
 	s->coop_min = env_size("LAMKIT_SHM_COOP", 65536, 0, SIZE_MAX);
@@ -301,6 +362,8 @@ static int open_segment(struct tp_shm *s, char *err, size_t errlen)
 		errno = EPROTO;
 		return -1;
 	}
+	if (!s->eager_env && h->eager >= 64 && h->eager <= s->frag)
+		s->eager = h->eager;
 	return 0;
 }
 
@@ -691,8 +754,10 @@ int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, ui
 	return copied;
 }
 
-void tp_shm_coop_stats(const struct tp_shm *s, int rank)
+void tp_shm_stats(const struct tp_shm *s, int rank)
 {
+	if (s)
+		fprintf(stderr, "lamkit tp: rank %d shm eager %zu bytes\n", rank, s->eager);
 	if (s && (s->co_msgs || s->co_helped))
 		fprintf(stderr,
 		        "lamkit tp: rank %d shm large messages read with the sender's help %llu "

@@ -57,6 +57,13 @@ like "$(LAMKIT_SHM_LARGE=cma-refused LKX_TIMEOUT=120 lkx -n 2 "$D/large")" "larg
 	"large messages 0 B .. 8 MiB when the kernel refuses CMA reads"
 like "$(LAMKIT_SHM_LARGE=cma-refused lkx -n 3 "$D/lk_p2p" 2>&1)" "lk_p2p: OK size=3" \
 	"lk_p2p -n 3 when the kernel refuses CMA reads"
+# the shm eager limit: measured by the rank that makes the node's segment (a read of its own
+# memory against a memcpy, tp_shm.c pick_eager), the same for every local rank; 8 KiB without
+# the read; LAMKIT_SHM_EAGER sets it
+eager() { LAMKIT_TP_STATS=1 lkx "$@" 2>&1 | sed -n 's/^lamkit tp: rank [0-9]* shm eager \([0-9]*\) bytes$/\1/p' | sort | uniq -c | awk '{ print $2 " x" $1 }'; }
+like "$(eager -n 4 "$D/hello")" "^(8192|16384|32768) x4$" "the 4 local ranks have one eager limit, the node's"
+is "$(LAMKIT_SHM_LARGE=copy eager -n 2 "$D/hello")" "8192 x2" "without the read: 8 KiB"
+is "$(LAMKIT_SHM_EAGER=4096 eager -n 2 "$D/hello")" "4096 x2" "LAMKIT_SHM_EAGER sets it"
 is "$(lkx -n 4 "$D/hello" | grep -c 'of 4 on')" 4 "hello -n 4"
 like "$(lkx -n 3 "$D/lk_misc" 2>&1)" "MPI_COMM_SELF attributes deleted at finalize" \
 	"lk_misc: MPI_COMM_SELF attribute callbacks run in MPI_Finalize"
