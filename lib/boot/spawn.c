@@ -48,40 +48,11 @@ static long long boot_ticks(void)
 	return ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / ns_per_tick;
 }
 
-enum { SESS_KEEP, SESS_PGRP, SESS_SETSID };
-
-/* How a child with new_session leaves our terminal and process group. Its own process group
- * always (kill(-pid) ends what it started). A session of its own only when we have a
- * controlling terminal, to leave it (terminal signals go to mpiexec, which forwards them):
- * agents are session leaders without one (the forked agent calls setsid, ssh starts the
- * others without a tty), and there a new session is only its cost. With the kernel's
- * autogroup on, setsid() makes a scheduler group for the child and frees it at its exit:
- * 17 us of CPU per rank here, against none for setpgid() (vfork + exec of 64 /bin/true,
- * 43.2 vs 42.1 ms). What a rank loses is that autogroup: it shares the agent's session's
- * CPU share with its siblings instead of having one of its own. Asked once per process
- * (the agent's setsid comes before its first spawn). */
-static int session_how(const struct boot_spawn *sp, pid_t self)
-{
-	static pid_t asked;
-	static int ctty;
-
-	if (!sp->new_session)
-		return SESS_KEEP;
-	if (asked != self) {
-		int fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
-		ctty = fd >= 0;
-		if (fd >= 0)
-			close(fd);
-		asked = self;
-	}
-	return ctty ? SESS_SETSID : SESS_PGRP;
-}
-
 /* Child side: only system calls, no allocation, no stdio (we share memory with the parent).
  * With vfork, the clock tick we started in goes to *tick_out and a failure's errno to
  * *err_out (the parent's memory, which it reads once we exec'd or are gone); with fork (ASan
  * builds) both are NULL and the errno goes through the pipe errfd. */
-static void child(const struct boot_spawn *sp, int how, int errfd, volatile int *err_out,
+static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out,
                   volatile long long *tick_out, pid_t parent)
 {
 	sigset_t none;
@@ -90,10 +61,15 @@ static void child(const struct boot_spawn *sp, int how, int errfd, volatile int 
 	if (tick_out)
 		*tick_out = boot_ticks(); /* the vDSO's clock: no system call */
 
-	if (how == SESS_SETSID)
+	/* a session of its own (as Hydra does): also its own process group for kill(-pid), no
+	 * controlling terminal, and, where the kernel groups CPU time by session (autogroup),
+	 * each rank competes as a session rather than all ranks sharing the caller's share.
+	 * That last one matters more than the 17 us of CPU the autogroup costs a rank: with the
+	 * ranks in their agent's session instead (setpgid), lk_rma -n 8 -ppn 2 on 4 namespace
+	 * nodes of this 2-core machine took 5.7 s to over 90 s a run instead of 3.4-5.0 s
+	 * (busy-polling ranks and their progress threads sharing one group per node). */
+	if (sp->new_session)
 		setsid();
-	else if (how == SESS_PGRP)
-		setpgid(0, 0);
 	if (sp->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -156,7 +132,6 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 {
 	int p[2], e = 0;
 	pid_t parent = getpid(), pid;
-	int how = session_how(sp, parent);
 
 	if (sp->extra_fd >= 0 && sp->extra_fd_target <= 2) {
 		errno = EINVAL;
@@ -168,7 +143,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		child(sp, how, p[1], NULL, NULL, parent);
+		child(sp, p[1], NULL, NULL, parent);
 	}
 	close(p[1]);
 	if (pid < 0) {
@@ -199,7 +174,6 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 	volatile int e = 0;
 	volatile long long t1 = -1;
 	pid_t parent = getpid(), pid;
-	int how = session_how(sp, parent);
 
 	if (sp->extra_fd >= 0 && sp->extra_fd_target <= 2) {
 		errno = EINVAL;
@@ -208,7 +182,7 @@ pid_t boot_spawn(const struct boot_spawn *sp)
 	long long t0 = boot_ticks();
 	pid = vfork();
 	if (pid == 0)
-		child(sp, how, -1, &e, &t1, parent);
+		child(sp, -1, &e, &t1, parent);
 	if (pid < 0)
 		return -1;
 	if (e != 0) {

@@ -1,6 +1,6 @@
 /* lib/boot/spawn.h: start a process the way every lamkit spawn does: vfork + exec, exec's
  * errno brought back (through shared memory; a pipe in ASan builds), fds placed, its own
- * process group (and session), signals reset, and SIGKILL when the spawning agent dies. */
+ * session, signals reset, and SIGKILL when the spawning agent dies. */
 #ifndef LAMKIT_BOOT_SPAWN_H
 #define LAMKIT_BOOT_SPAWN_H
 
@@ -14,7 +14,7 @@ struct boot_spawn {
 	int fd_in, fd_out, fd_err; /* become 0, 1, 2 (-1 = /dev/null for stdin, inherit others) */
 	int extra_fd;              /* if >= 0, becomes extra_fd_target in the child */
 	int extra_fd_target;
-	int new_session;           /* own process group; own session too if we have a terminal */
+	int new_session;           /* setsid(): own session and process group */
 	int cpu;                   /* >= 0: bind to this CPU (sched_setaffinity); -1 = inherit */
 	int pdeathsig;             /* signal the child gets when we die (0 = none) */
 	unsigned long long *start; /* if set, receives the child's start time as /proc/PID/stat
