@@ -178,13 +178,16 @@ static int map_segment(struct tp_shm *s, int fd)
  * Linux 6.18) a read costs 1.2 us plus 0.35 us per page (16 KiB: 2.8 us, 32 KiB 4.0) while a 16 KiB
  * memcpy takes 0.3 us, and through the ring 16 KiB moved in 1.0-1.1 us against 3.0-3.6 read,
  * one way 19-28 GB/s against 4.9-5.9, both ways 18-35 against 9-11; 32 KiB 1.8-2.0 us
- * against 4.1-4.9, one way 21-27 against 7-8, both ways level (2026-11-27, bench/streams).
- * A ping-pong through the ring pays two copies where a read pays one read, and so does each
- * rank of a stream both ways: so above EAGER_LOW, up to EAGER_HIGH, a size goes through the
- * ring when two copies of it cost less than one read of it, as timed here (the best of 5 of
- * each: a rank that loses its CPU meanwhile only makes one of them look dearer). Beyond 32
- * KiB a window of messages both ways no longer fits the ring (64 KiB: 9.6 GB/s through it
- * against 17-18 read), so the read keeps those. */
+ * against 4.1-4.9, one way 21-27 against 7-8 (2026-11-27, bench/streams). A ping-pong
+ * through the ring pays two copies where a read pays one read, and so does each rank of a
+ * stream both ways: so above EAGER_LOW, up to EAGER_HIGH, a size goes through the ring when
+ * two copies of it cost less than one read of it, as timed here (the best of 5 of each: a
+ * rank that loses its CPU meanwhile only makes one of them look dearer). What this leaves
+ * out is a full ring: a window of 64 messages of 32 KiB both ways is twice the 1 MiB ring, the
+ * senders queue copies, and it moved 12-13.5 GB/s, level with the read or a little below
+ * (0.97 of the better peer, paired); a 2 MiB ring took it to 26-27 but cost 2.4 ms more CPU
+ * in MPI_Init at -n 2 (prefault). At 64 KiB the ring lost both ways (9.6 GB/s against 17-18
+ * read), so the read keeps those. */
 #define EAGER_LOW  8192
 #define EAGER_HIGH 32768
 
