@@ -243,14 +243,6 @@ int tp_connect(tp_t *tp, char *err, size_t errlen)
 	return 0;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* LAMKIT_TP_STATS=1: one line per rank of what went to each path, so that a test can count
  * the messages a collective sends between nodes (tcp, udp) and inside one (shm). */
 static void print_sent(const tp_t *tp)
@@ -287,13 +279,13 @@ static void print_sent(const tp_t *tp)
 void tp_destroy(tp_t *tp, int timeout_ms)
 {
 	int e = errno;
-	long end = now_ms() + timeout_ms;
+	long end = tp_now_ms() + timeout_ms;
 	struct tp_frag *f;
 
 	if (!tp)
 		return;
 	print_sent(tp);
-	while (tp_queued(tp) && now_ms() < end) {
+	while (tp_queued(tp) && tp_now_ms() < end) {
 		if (tp_poll(tp) < 0)
 			break;
 		if (tp->yield)
@@ -306,7 +298,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	tp_tcp_destroy(tp->tcp);
 	tp_tcp_destroy(tp->tcp2);
 	/* udp drains itself: every packet acknowledged, a FIN from each peer it talked to */
-	tp_udp_destroy(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
+	tp_udp_destroy(tp->udp, end > tp_now_ms() ? (int)(end - tp_now_ms()) : 0);
 	tp_mp_destroy(tp);
 	tp_dyn_free(tp);
 	tp_bell_close(tp);
@@ -319,16 +311,16 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 
 int tp_flush(tp_t *tp, int timeout_ms)
 {
-	long end = now_ms() + timeout_ms;
+	long end = tp_now_ms() + timeout_ms;
 
-	while (tp_queued(tp) && now_ms() < end) {
+	while (tp_queued(tp) && tp_now_ms() < end) {
 		if (tp_poll(tp) < 0)
 			return -1;
 		if (tp->yield)
 			sched_yield();
 	}
 	if (tp->udp)
-		return tp_udp_flush(tp->udp, end > now_ms() ? (int)(end - now_ms()) : 0);
+		return tp_udp_flush(tp->udp, end > tp_now_ms() ? (int)(end - tp_now_ms()) : 0);
 	return tp_queued(tp) ? -1 : 0;
 }
 

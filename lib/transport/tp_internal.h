@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <poll.h>
 
 #include "tp.h"
@@ -306,6 +307,23 @@ size_t tp_mp_max_held(const tp_t *tp, int peer);
 /* `path` of a tcp connection to a peer of another job that is ending (BYE, section 8.2): its last
  * frames are handed up, but they map no pair segment and a SWITCH on it is void. */
 #define TP_PATH_ENDING (-1)
+
+/* Monotonic time, for every clock of the transport (timeouts, pacing, probes). */
+static inline uint64_t tp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t tp_now_us(void)
+{
+	return tp_now_ns() / 1000u;
+}
+static inline long tp_now_ms(void)
+{
+	return (long)(tp_now_ns() / 1000000u);
+}
 
 /* Hand a fragment from peer up (through the multipath layer for TP_MULTI peers). placed: data is
  * where ops.place said. 0 or -1. */

@@ -71,14 +71,6 @@ struct tp_mp {
 	uint64_t last_check; /* when tp_mp_poll last looked at the backlogs */
 };
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 #define TP_MP_SKEW 4 /* windows the paths may drift apart (what the receiver may hold) */
 
 static const char *const path_names[TP_MP_PATHS] = {"tcp", "udp", "tcp2"};
@@ -423,7 +415,7 @@ static void busy_add(tp_t *tp, struct mp_peer *p, int peer, int path, size_t bef
 	}
 	if (m->pol.sched != TP_MP_RATE || len < m->pol.cutoff)
 		return; /* small fragments alone are latency, not rate */
-	p->busy_since[path] = now_us();
+	p->busy_since[path] = tp_now_us();
 	p->busy_bytes[path] = before + len;
 	if (!p->listed) {
 		p->listed = 1;
@@ -441,7 +433,7 @@ static int dispatch(tp_t *tp, struct mp_peer *p, int peer);
 int tp_mp_poll(tp_t *tp)
 {
 	struct tp_mp *m = tp->mp;
-	uint64_t now = now_us();
+	uint64_t now = tp_now_us();
 	int fresh = now - m->last_check <= 200, j = 0;
 
 	if (now - m->last_check < 10)

@@ -191,13 +191,6 @@ static int map_segment(struct tp_shm *s, int fd)
 #define EAGER_LOW  8192
 #define EAGER_HIGH 32768
 
-static uint64_t ns_now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static size_t pick_eager(const struct tp_shm *s)
 {
 	size_t e = EAGER_LOW, cap = s->rbytes / 16 < s->frag ? s->rbytes / 16 : s->frag;
@@ -211,13 +204,13 @@ static size_t pick_eager(const struct tp_shm *s)
 	for (size_t m = 2 * EAGER_LOW; m <= EAGER_HIGH && m <= cap; m *= 2) {
 		uint64_t rd = UINT64_MAX, cp = UINT64_MAX;
 		for (int i = 0; i < 5; i++) {
-			uint64_t t0 = ns_now();
+			uint64_t t0 = tp_now_ns();
 			if (tp_cma_read(getpid(), dst, (uint64_t)(uintptr_t)src, m, 0) < 0)
 				goto out;
-			uint64_t t1 = ns_now();
+			uint64_t t1 = tp_now_ns();
 			memcpy(dst, src, m);
 			__asm__ volatile("" ::"r"(dst) : "memory"); /* the copy happens */
-			uint64_t t2 = ns_now();
+			uint64_t t2 = tp_now_ns();
 			rd = t1 - t0 < rd ? t1 - t0 : rd;
 			cp = t2 - t1 < cp ? t2 - t1 : cp;
 		}

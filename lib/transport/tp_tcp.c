@@ -494,14 +494,6 @@ static void tune(struct tp_tcp *t, int fd)
 
 /* ---- connecting ---- */
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Nonblocking connect bounded by ms, then HELLO (HELLO_DYN to a peer of another job). The fd, or
  * -1 with errno. */
 static int try_connect(struct tp_tcp *t, int peer, struct in_addr a, int port)
@@ -510,7 +502,7 @@ static int try_connect(struct tp_tcp *t, int peer, struct in_addr a, int port)
 	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = a};
 	uint32_t hello[4] = {TCP_MAGIC, (uint32_t)t->tp->cfg.rank, 0, 0};
 	size_t hl = 8;
-	long end = now_ms() + t->connect_ms;
+	long end = tp_now_ms() + t->connect_ms;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), e = 0;
 	socklen_t el = sizeof(e);
 
@@ -521,7 +513,7 @@ static int try_connect(struct tp_tcp *t, int peer, struct in_addr a, int port)
 		int k = 0;
 		if (errno != EINPROGRESS)
 			goto fail;
-		while (now_ms() < end && (k = poll(&p, 1, (int)(end - now_ms()))) < 0 &&
+		while (tp_now_ms() < end && (k = poll(&p, 1, (int)(end - tp_now_ms()))) < 0 &&
 		       errno == EINTR)
 			;
 		if (k <= 0) {

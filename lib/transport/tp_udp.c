@@ -235,14 +235,6 @@ struct tp_udp {
 	uint64_t inj_drop, inj_corrupt, inj_dup, inj_reorder;
 };
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* Time since t (0 when t is later: timestamps taken after `now` was read). */
 static uint64_t ago(uint64_t now, uint64_t t)
 {
@@ -434,9 +426,9 @@ static int xmit(struct tp_udp *u, struct faults *f, int fd, const struct sockadd
 	while (copies--) {
 		if (f->reorder > 0 && rnd(f) < f->reorder) {
 			u->inj_reorder++;
-			dq_push(u, fd, to, b, len, now_us() + 200 + (uint64_t)(rnd(f) * 800));
+			dq_push(u, fd, to, b, len, tp_now_us() + 200 + (uint64_t)(rnd(f) * 800));
 		} else if (f->delay_ms > 0) {
-			dq_push(u, fd, to, b, len, now_us() + (uint64_t)f->delay_ms * 1000);
+			dq_push(u, fd, to, b, len, tp_now_us() + (uint64_t)f->delay_ms * 1000);
 		} else {
 			struct iovec v = {b, len};
 			if (send_raw(fd, to, &v, 1) < 0 && errno != EAGAIN && errno != ENOBUFS)
@@ -469,7 +461,7 @@ static void hdr_init(struct tp_udp *u, struct uhdr *h, int type, int dst, const 
 	h->job = u->job;
 	h->src = u->me;
 	h->dst = dst;
-	h->ts = now_us();
+	h->ts = tp_now_us();
 	h->cum = p->expect - 1;
 	h->dlv = p->delivered;
 }
@@ -782,7 +774,7 @@ static int peer_init(struct tp_udp *u, int peer)
 	p->delivered = u->seq0 - 1;
 	p->rto = RTO_INIT;
 	for (int k = 0; k < p->nr; k++)
-		p->r[k].wstart = now_us();
+		p->r[k].wstart = tp_now_us();
 	p->known = 1;
 	u->act[u->nact++] = peer;
 	return 0;
@@ -924,7 +916,7 @@ struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen)
 	u->size = tp->cfg.size;
 	u->wake[0] = u->wake[1] = -1;
 	u->job = fnv32(tp->cfg.job ? tp->cfg.job : "");
-	u->t0 = now_us();
+	u->t0 = tp_now_us();
 	e = getenv("LAMKIT_TP_DEBUG");
 	u->debug = e && *e && strcmp(e, "0") != 0;
 	e = getenv("LAMKIT_TP_STATS");
@@ -1051,7 +1043,7 @@ static int send_pkt(struct tp_udp *u, int peer, struct spkt *s, int ri, int batc
 	struct uhdr h;
 	struct iovec iov[3];
 	int n = 1;
-	uint64_t now = now_us(), back;
+	uint64_t now = tp_now_us(), back;
 
 	hdr_init(u, &h, P_DATA, peer, p);
 	h.seq = s->seq;
@@ -1327,7 +1319,7 @@ static void route_up(struct tp_udp *u, int peer, int ri)
 			sum += p->r[i].rate, n++;
 	r->up = 1;
 	r->ups++;
-	r->up_at = now_us();
+	r->up_at = tp_now_us();
 	r->sent_since_up = 0;
 	r->owed_since = 0;
 	r->rate = n ? sum / n : 1.0;
@@ -1665,14 +1657,14 @@ static void route_down(struct tp_udp *u, int peer, int ri, const char *why)
 	r->up = 0;
 	r->downs++;
 	r->owed_since = 0;
-	r->last_probe = now_us();
+	r->last_probe = tp_now_us();
 	if (u->debug || u->stats) {
 		char nm[96];
 		route_name(u, r, nm, sizeof(nm));
 		fprintf(
 		    stderr,
 		    "lamkit udp: rank %d -> rank %d: route %d %s down at %.3f s (wall %.3f): %s\n",
-		    u->me, peer, ri, nm, (double)(now_us() - u->t0) / 1e6, wall_s(), why);
+		    u->me, peer, ri, nm, (double)(tp_now_us() - u->t0) / 1e6, wall_s(), why);
 	}
 	for (int i = 0; i < p->nr; i++)
 		if (p->r[i].up)
@@ -1925,7 +1917,7 @@ static void unblock(struct tp_udp *u, int peer, uint64_t now)
 
 int tp_udp_poll(struct tp_udp *u)
 {
-	uint64_t now = now_us();
+	uint64_t now = tp_now_us();
 	int n = 0, k;
 
 	u->polls++;
@@ -1999,7 +1991,7 @@ static void send_fin(struct tp_udp *u, int peer)
  * 0, or -1 when timeout_ms passed first (a peer gone or unreachable). */
 static int drain(struct tp_udp *u, int timeout_ms)
 {
-	uint64_t end = now_us() + (uint64_t)timeout_ms * 1000;
+	uint64_t end = tp_now_us() + (uint64_t)timeout_ms * 1000;
 
 	for (;;) {
 		int done = 1;
@@ -2014,7 +2006,7 @@ static int drain(struct tp_udp *u, int timeout_ms)
 		}
 		if (done)
 			return 0;
-		if (now_us() >= end || tp_udp_poll(u) < 0)
+		if (tp_now_us() >= end || tp_udp_poll(u) < 0)
 			return -1;
 		if (u->tp->yield)
 			sched_yield();
