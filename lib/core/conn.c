@@ -101,7 +101,9 @@ static ssize_t write_out(core_conn_t *c)
 	return n;
 }
 
-static void conn_write(core_conn_t *c)
+/* Write the queue as far as the socket takes it without waiting: 0, or the errno of a write
+ * that failed (the queue is left as it was). */
+static int write_queue(core_conn_t *c)
 {
 	while (c->outoff < c->outlen) {
 		ssize_t n = write_out(c);
@@ -109,16 +111,25 @@ static void conn_write(core_conn_t *c)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (n < 0) {
-			c->outoff = c->outlen = 0;
-			conn_fail(c, errno);
-			return;
-		}
+		if (n < 0)
+			return errno;
 		c->outoff += (size_t)n;
 		c->sent += (size_t)n;
 	}
 	if (c->outoff == c->outlen)
 		c->outoff = c->outlen = 0;
+	return 0;
+}
+
+static void conn_write(core_conn_t *c)
+{
+	int err = write_queue(c);
+
+	if (err) {
+		c->outoff = c->outlen = 0;
+		conn_fail(c, err);
+		return;
+	}
 	if (c->was_high && c->outlen - c->outoff < LOW_WATER) {
 		c->was_high = 0;
 		if (c->on_drain)
@@ -455,27 +466,6 @@ void core_conn_pass_fds(core_conn_t *c)
 	c->pass_fds = 1;
 }
 
-/* Write what the queue holds now, as far as the socket takes it without waiting. For a
- * sender that queues descriptors in a loop (an agent spawning ranks hands over two pipes a
- * rank): each fd it still holds is copied into every child it starts next and closed again at
- * that child's exec, so holding all of a job's to the end costs N^2/2 closes (-n 64 of a
- * static do-nothing rank: 0.29 ms less CPU with them sent 16 at a time). An error is left for
- * the event loop's next write to find and report, so no callback runs inside the caller's
- * send. */
-static void write_now(core_conn_t *c)
-{
-	while (c->outoff < c->outlen) {
-		ssize_t n = write_out(c);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		c->outoff += (size_t)n;
-		c->sent += (size_t)n;
-	}
-	c->outoff = c->outlen = 0;
-}
-
 int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen, int fd)
 {
 	if (!c->pass_fds) {
@@ -505,8 +495,14 @@ int core_conn_send_fd(core_conn_t *c, unsigned type, const void *a, size_t alen,
 	if (queue(c, h, a, alen, NULL, 0, 0) < 0)
 		return -1;
 	c->fds_out[c->nfds_out++] = (struct fd_out){fd, at};
+	/* A sender that queues descriptors in a loop (an agent spawning ranks hands over two
+	 * pipes a rank) would otherwise hold them all until the event loop runs: each one it
+	 * holds is copied into every child it starts next and closed again at that child's exec,
+	 * N^2/2 closes for a job of N (-n 64 of a static do-nothing rank: 0.29 ms less CPU with
+	 * them sent 16 at a time). So a sendmsg's worth goes now. An error is left for the event
+	 * loop's next write to find and report: no callback runs inside the caller's send. */
 	if (c->nfds_out >= FDS_MAX)
-		write_now(c);
+		(void)write_queue(c);
 	conn_update(c);
 	return 0;
 }
