@@ -54,6 +54,11 @@
  * receives); on a connection with bbr they doubled it (896 against 462 us). */
 #define TCP_FRAG_NAMED (1 << 20)
 #define TCP_FRAG       (512 * 1024)
+/* A frame up to this many bytes (length words, header, payload) is copied into one buffer and
+ * sent with send() rather than sendmsg() of three pieces: on loopback (AMD EPYC, 2 vCPUs, spinning
+ * ping-pong of 33-byte frames, 6 paired runs) a half round trip took 3.93-4.03 us instead of
+ * 4.21-4.25; 0.25-0.3 us up to 512 B of payload, 0.05 at 1 KiB, nothing at 4 KiB. */
+#define TCP_FLAT 640
 /* Connections whose buffer may grow to a whole fragment for the layer above's multi-fragment
  * messages (tp_tcp_rx_buffer_ok): at most 16 MiB a process. */
 #define TCP_BIG_BUFS 16
@@ -685,10 +690,21 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 		return -1; /* why is in tp_error() */
 	if (c->st == C_UP && !c->q.head) {
 		uint32_t pre[2] = {(uint32_t)hlen, (uint32_t)len};
-		struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
-		struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 3 : 2};
-		/* not writev: a peer of another job that is gone is EPIPE here, not SIGPIPE */
-		ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+		ssize_t w;
+
+		/* not write(v): a peer of another job that is gone is EPIPE here, not SIGPIPE */
+		if (8 + hlen + len <= TCP_FLAT) {
+			char flat[TCP_FLAT];
+			memcpy(flat, pre, 8);
+			memcpy(flat + 8, hdr, hlen);
+			if (len)
+				memcpy(flat + 8 + hlen, data, len);
+			w = send(c->fd, flat, 8 + hlen + len, MSG_NOSIGNAL);
+		} else {
+			struct iovec iov[3] = {{pre, 8}, {(void *)hdr, hlen}, {(void *)data, len}};
+			struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 3 : 2};
+			w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+		}
 
 		c->n.writes++;
 		if (w == (ssize_t)(8 + hlen + len)) {
