@@ -128,6 +128,22 @@ unlike "$reg" "launch-cpu: lamkit -n 64" "an unchanged figure is not flagged"
 like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \(the median round.*\| 36.8 \| 16.1 \| 2.29 \| .*\| \*\*MISSED\*\* \|$" "doubled CPU time misses the launch target"
 
+grep -q $'^pingpong: lamkit latency 64 B (us)\t[0-9.]*\tlower\t[0-9.]*$' "$T/doc/perf/figures.tsv"
+ok $? "figures.tsv keeps the better peer's figure of the same run next to lamkit's"
+
+# a copy in which lamkit and both peers took twice as long at 64 B (the machine, not lamkit):
+# not flagged, but listed with the reference it moved with
+mkdir -p "$T/machine"
+cp "$F"/* "$T/machine/"
+awk '$1 == "lat_us:size" { t = 1; for (i = 1; i <= NF; i++) if ($i ~ /^(lamkit@lamkit|mpich@hydra|ompi@mpirun)$/) c[i] = 1 }
+	t && $1 == 64 { for (i in c) $i = sprintf("%.3f", $i * 2) } NF == 0 { t = 0 } 1' "$F/pingpong.txt" >"$T/machine/pingpong.txt"
+report "$T/machine" 0; ok $? "report on a copy where every MPI slowed exits 0"
+reg=$(awk '/^## Regressions/ { t = 1; next } t && /^## / { exit } t' "$P")
+unlike "$reg" "^\| pingpong: lamkit latency 64 B \(us\) \|.*REGRESSED" "a figure that moved with its peers is not flagged"
+like "$reg" "more figures are over 15 % worse but moved with their reference" "but it is listed apart"
+like "$reg" "^\| pingpong: lamkit latency 64 B \(us\) \| [0-9.]+ \| [0-9.]+ \| \+100 % \| [0-9.]+ \| [0-9.]+ \| \+0 % \|$" \
+	"with the reference before and now and the change against it"
+
 # an output of bench/launch-cpu from before its paired rounds and channels reference (medians
 # only): the launch rows compare the medians, and the page's table shows what there is
 mkdir -p "$T/unpaired"
