@@ -85,7 +85,8 @@ void tp_destroy(tp_t *tp, int timeout_ms);
 /* Send one fragment. Returns 0 when the payload was consumed (copied or written; the buffer may
  * be reused), 1 when the transport keeps a reference and will call ops.sent(cookie) later (for
  * payloads larger than tp_eager_max; on tcp also for any fragment with a cookie while earlier
- * ones to that peer are still queued, so that sent(cookie) never overtakes them), -1 with errno on
+ * ones to that peer are still queued, so that sent(cookie) never overtakes them; on shm for one
+ * of more than 8 KiB with a cookie that finds the ring full or others queued), -1 with errno on
  * failure (EMSGSIZE: hlen or len over the limits, EPIPE: peer unreachable). Order per peer is
  * preserved either way, also when a policy sends to the peer over two paths (tcp,udp). A cookie is
  * NULL or an even address (a pointer to the caller's object): with two paths in use, the

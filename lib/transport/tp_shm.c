@@ -182,12 +182,12 @@ static int map_segment(struct tp_shm *s, int fd)
  * through the ring pays two copies where a read pays one read, and so does each rank of a
  * stream both ways: so above EAGER_LOW, up to EAGER_HIGH, a size goes through the ring when
  * two copies of it cost less than one read of it, as timed here (the best of 5 of each: a
- * rank that loses its CPU meanwhile only makes one of them look dearer). What this leaves
- * out is a full ring: a window of 64 messages of 32 KiB both ways is twice the 1 MiB ring, the
- * senders queue copies, and it moved 12-13.5 GB/s, level with the read or a little below
- * (0.97 of the better peer, paired); a 2 MiB ring took it to 26-27 but cost 2.4 ms more CPU
- * in MPI_Init at -n 2 (prefault). At 64 KiB the ring lost both ways (9.6 GB/s against 17-18
- * read), so the read keeps those. */
+ * rank that loses its CPU meanwhile only makes one of them look dearer). A full ring: a
+ * window of 64 messages of 32 KiB both ways is twice the 1 MiB ring; while the senders queued
+ * copies of what did not fit, it moved 12-15 GB/s, level with the read or a little below (0.97
+ * of the better peer, paired), and a 2 MiB ring took it to 26-27 but cost 2.4 ms more CPU in
+ * MPI_Init at -n 2 (prefault). Queued by reference instead (tp_shm_send) it moves 31 GB/s. At
+ * 64 KiB the ring lost both ways (9.6 GB/s against 17-18 read), so the read keeps those. */
 #define EAGER_LOW  8192
 #define EAGER_HIGH 32768
 
@@ -494,7 +494,9 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 			tp_bell_check(s->tp, &s->bells[li].sleeping, s->bells[li].uid);
 		return 0;
 	}
-	rc = tp_ring_queue(t, hdr, hlen, data, len, s->eager, cookie);
+	/* A full ring: the payload waits copied, except one over EAGER_LOW that the caller can wait
+	 * for (a cookie): it waits by reference, a copy fewer (ops.sent once it is in the ring). */
+	rc = tp_ring_queue(t, hdr, hlen, data, len, cookie ? EAGER_LOW : s->eager, cookie);
 	if (rc >= 0)
 		s->nqueued++;
 	return rc;

@@ -1,5 +1,6 @@
 /* tests/mpi/lk_p2p.c: point-to-point semantics: order, wildcards, unexpected, truncation, modes. */
 #include <string.h>
+#include <time.h>
 
 #include "lk_util.h"
 
@@ -234,6 +235,42 @@ static void test_send_reuse(void)
 	free(buf);
 }
 
+/* A window of MPI_Isend larger than the shared-memory ring (160 x 12 KiB, eager where the
+ * node's limit is 16 KiB or more) while the receiver is not yet receiving: the sends that do
+ * not fit wait in the transport by reference, so each completes only once its payload left;
+ * rank 0 scribbles over every buffer as soon as MPI_Waitall returns, and rank 1 must still
+ * get each pattern, in order. */
+static void test_isend_window(void)
+{
+	enum { K = 160, LEN = 12 * 1024 };
+	char *buf = malloc((size_t)K * LEN);
+	MPI_Request rq[K];
+	MPI_Status st[K];
+
+	if (lk_rank == 0) {
+		for (int k = 0; k < K; k++) {
+			for (long i = 0; i < LEN; i++)
+				buf[(size_t)k * LEN + i] = pat(0, k, i);
+			MPI_Isend(buf + (size_t)k * LEN, LEN, MPI_CHAR, 1, 40, MPI_COMM_WORLD,
+			          &rq[k]);
+		}
+		MPI_Waitall(K, rq, st);
+		memset(buf, 0x5a, (size_t)K * LEN);
+	} else if (lk_rank == 1) {
+		struct timespec d = {0, 100 * 1000 * 1000};
+		nanosleep(&d, NULL); /* the sender fills the ring meanwhile */
+		for (int k = 0; k < K; k++) {
+			int bad = -1;
+			MPI_Recv(buf, LEN, MPI_CHAR, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			for (long i = 0; i < LEN && bad < 0; i++)
+				if (buf[i] != pat(0, k, i))
+					bad = (int)i;
+			LK_CHECK(bad < 0, "isend window: message %d wrong from byte %d", k, bad);
+		}
+	}
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	lk_init(&argc, &argv, "lk_p2p");
@@ -249,5 +286,6 @@ int main(int argc, char **argv)
 	test_probe_sendrecv();
 	test_nonblocking();
 	test_send_reuse();
+	test_isend_window();
 	return lk_finish();
 }
