@@ -768,26 +768,23 @@ static int send_start(struct lk_request *r)
 	if (eager(r->bytes, r->wpeer)) {
 		h.type = H_EAGER;
 		h.flags = r->mode == MODE_SYNC ? HF_SYNC : HF_SREQ;
-		if (h.flags == HF_SREQ) /* completes now: the address may soon name another send */
+		if (h.flags == HF_SREQ) /* may complete now: its address may name another send */
 			r->cid = (++send_seq << 1) | 1;
 		h.eid = r->cid;
-		/* A plain send over 8 KiB offers itself as the cookie: a payload the transport
-		 * cannot take now (a full shm ring, a tcp queue) may then wait by reference (rc 1),
-		 * a copy fewer, and complete the request when it leaves. Smaller ones are copied
-		 * and done at once. Windows of 64 MPI_Isend of 32 KiB both ways, twice the shm
-		 * ring: 15.0 -> 30.8 GB/s (5 paired runs; 8.7 -> 12.3 while copies between the CPUs
-		 * were slow). A synchronous send completes by its ACK, never by the transport. */
-		void *ck = h.flags == HF_SREQ && r->bytes > 8192 ? r : NULL;
+		/* A plain send over TP_COPY_MAX offers itself as the cookie: a payload the
+		 * transport cannot take now (a full shm ring, a tcp queue) may then wait by
+		 * reference (rc 1), a copy fewer, and complete the request when it leaves. Smaller
+		 * ones are copied and done at once. Windows of 64 MPI_Isend of 32 KiB both ways,
+		 * twice the shm ring: 15.0 -> 30.8 GB/s (5 paired runs; 8.7 -> 12.3 while copies
+		 * between the CPUs were slow). A synchronous send completes by its ACK, never by
+		 * the transport. */
+		void *ck = h.flags == HF_SREQ && r->bytes > TP_COPY_MAX ? r : NULL;
 		int rc = send_tp(r->wpeer, &h, HLEN_EID, src, r->bytes, ck);
 		if (rc < 0)
 			return send_failed();
-		if (rc == 1) {
-			backpressure();
-			return MPI_SUCCESS;
-		}
-		if (h.flags == HF_SREQ && !r->tmp && !r->bsend && !r->freed)
+		if (rc == 0 && h.flags == HF_SREQ && !r->tmp && !r->bsend && !r->freed)
 			r->done = 1; /* all that mpii_complete would do */
-		else if (h.flags == HF_SREQ)
+		else if (rc == 0 && h.flags == HF_SREQ)
 			mpii_complete(r);
 		backpressure();
 		return MPI_SUCCESS;

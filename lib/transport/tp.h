@@ -86,13 +86,17 @@ void tp_destroy(tp_t *tp, int timeout_ms);
  * be reused), 1 when the transport keeps a reference and will call ops.sent(cookie) later (for
  * payloads larger than tp_eager_max; on tcp also for any fragment with a cookie while earlier
  * ones to that peer are still queued, so that sent(cookie) never overtakes them; on shm for one
- * of more than 8 KiB with a cookie that finds the ring full or others queued), -1 with errno on
+ * over TP_COPY_MAX with a cookie that finds the ring full or others queued), -1 with errno on
  * failure (EMSGSIZE: hlen or len over the limits, EPIPE: peer unreachable). Order per peer is
  * preserved either way, also when a policy sends to the peer over two paths (tcp,udp). A cookie is
  * NULL or an even address (a pointer to the caller's object): with two paths in use, the
  * transport tags its own cookies with the low bit. */
 int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, size_t len,
             void *cookie);
+/* A payload up to this many bytes that has to wait (a full shm ring) is copied, cookie or not;
+ * a larger one with a cookie waits by reference. The layer above offers a cookie only above it:
+ * a small send that is copied completes at once, which is worth more than the copy saved. */
+#define TP_COPY_MAX 8192
 
 /* Make progress on every path: deliver arrived fragments through ops.recv, push queued sends.
  * Returns the number of events handled (0 when idle), or -1 with errno on a fatal path error. */

@@ -494,9 +494,9 @@ int tp_shm_send(struct tp_shm *s, int li, const void *hdr, size_t hlen, const vo
 			tp_bell_check(s->tp, &s->bells[li].sleeping, s->bells[li].uid);
 		return 0;
 	}
-	/* A full ring: the payload waits copied, except one over EAGER_LOW that the caller can wait
-	 * for (a cookie): it waits by reference, a copy fewer (ops.sent once it is in the ring). */
-	rc = tp_ring_queue(t, hdr, hlen, data, len, cookie ? EAGER_LOW : s->eager, cookie);
+	/* A full ring: the payload waits copied, except one over TP_COPY_MAX that the caller can
+	 * wait for (a cookie): it waits by reference, a copy fewer (ops.sent once in the ring). */
+	rc = tp_ring_queue(t, hdr, hlen, data, len, cookie ? TP_COPY_MAX : s->eager, cookie);
 	if (rc >= 0)
 		s->nqueued++;
 	return rc;
