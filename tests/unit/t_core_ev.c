@@ -76,6 +76,15 @@ static void on_fd(core_conn_t *c, unsigned type, const char *d, size_t len, void
 		close(fd);
 }
 
+static core_conn_t *gone_conn;
+
+static void destroy_on_close(core_conn_t *c, int err, void *arg)
+{
+	on_close(c, err, arg);
+	core_conn_destroy(c);
+	gone_conn = NULL;
+}
+
 static void stop_cb(core_ev_t *ev, void *arg)
 {
 	core_ev_stop(ev);
@@ -190,6 +199,34 @@ int main(void)
 	close(sv[1]);
 	core_conn_destroy(cs);
 	core_conn_destroy(dr);
+
+	/* frames queued between passes of the loop are written right after the pass, not when
+	 * EPOLLOUT says so: a conn destroyed before that write, and one whose peer is gone when
+	 * it comes (the write fails and on_close destroys the conn inside it), leave nothing
+	 * behind for the loop to touch (ASan: no use after free) */
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	struct fr e = {0};
+	core_conn_t *ce = core_conn_create(ev, sv[0], on_frame, on_close, &e);
+	ok(core_conn_send(ce, 3, "abc", 3, NULL, 0) == 0 && core_conn_queued(ce) == 11,
+	   "a small frame is queued, not written inside the send");
+	core_conn_destroy(ce);
+	core_ev_timer(ev, 20, stop_cb, NULL);
+	core_ev_run(ev);
+	char rb[64];
+	ok(read(sv[1], rb, sizeof rb) == 0,
+	   "destroyed before its write: nothing sent, peer sees EOF");
+	close(sv[1]);
+	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+	struct fr h = {0};
+	signal(SIGPIPE, SIG_IGN); /* as every user of conns does */
+	gone_conn = core_conn_create(ev, sv[0], on_frame, destroy_on_close, &h);
+	close(sv[1]);
+	core_conn_pause(gone_conn, 1); /* not reading: the EOF does not close it first */
+	core_conn_send(gone_conn, 3, "abc", 3, NULL, 0);
+	core_ev_timer(ev, 20, stop_cb, NULL);
+	core_ev_run(ev);
+	ok(h.closed && h.err == EPIPE && gone_conn == NULL,
+	   "the write after the pass finds the peer gone: on_close with EPIPE, destroyed there");
 
 	/* garbage: an announced frame over the limit closes the conn with an error */
 	socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
