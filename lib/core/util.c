@@ -178,6 +178,11 @@ int core_mkdir_p(const char *path, mode_t mode)
 		errno = n ? ENAMETOOLONG : EINVAL;
 		return -1;
 	}
+	/* the common case first: only the last component is missing (or none is) */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
 	memcpy(buf, path, n + 1);
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
