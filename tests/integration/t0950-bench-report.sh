@@ -10,7 +10,8 @@
 # with its latency rounds (latS) the latency row comes from them; the rounds of
 # bench/collectives-netns and bench/streams (collR, bwR) give items 3 and 5. bench/launch-cpu's
 # median round gives item 7, naming the bare spawn with each rank's pipes and PMI socket (and
-# an output of it from before, with medians only, still gives the row).
+# an output of it from before, with medians only, still gives the row). bench/boot's ssh floor
+# is named in item 4's row, which says when the target is below it.
 # timeout: 120
 . "$(dirname "$0")/../lib/common.sh"
 command -v gnuplot >/dev/null 2>&1 || skip_all "gnuplot not installed (packaging/setup-deps installs gnuplot-nox)"
@@ -156,6 +157,24 @@ like "$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t' "$P")" \
 	"^\| 7 \| launch -n 16 /bin/true: CPU time vs bare spawn, ms \| 18.5 \| 16.1 \| 1.15 \| ≤ 1.1 \| \*\*MISSED\*\* \|$" \
 	"unpaired launch-cpu: the row from the medians"
 like "$(cat "$P")" "^\| 64 \| 60.8 \| n/a \| 68.5 \| 85.6 \| 1.13 \| 1.41 \| n/a \|$" "and the launch table without the channels"
+
+# bench/boot with its flat column and ssh floor: the boot row names the floor, and says so when
+# 0.8 x Hydra+kex is below it; with the floor well under that, it only names it
+rows=()
+for fl in 0.37:below 0.20:above; do
+	mkdir -p "$T/boot-${fl#*:}"
+	cp "$F"/* "$T/boot-${fl#*:}/"
+	printf '%s\n' "== real ssh: boot + /bin/true on every node + halt (median of 5, seconds)" \
+		"K      linear windowed     tree   thread     flat    hydra hydra+kex ssh-floor   lamkit/hydra (lin/win/tree/thread/flat)" \
+		"16       2.10     0.60     0.40     0.41     0.41     0.84      0.40      ${fl%:*}   2.50 / 0.71 / 0.48 / 0.49 / 0.49" \
+		>"$T/boot-${fl#*:}/boot.txt"
+	report "$T/boot-${fl#*:}" 0
+	rows[${#rows[@]}]=$(awk '/^## Targets/ { t = 1; next } t && /^## / { exit } t && /^\| 4 \|/' "$P")
+done
+like "${rows[0]}" "^\| 4 \| boot\+job\+halt 16 ssh nodes vs Hydra same kex, s \(lamkit's best: tree; the ssh floor 0.37\) \| 0.40 \| 0.40 \| 1.00 \| ≤ 0.8 \| \*\*MISSED\*\*: 0.8 x Hydra\+kex is 0.86 x the ssh floor: below it" \
+	"a boot target below the ssh floor says so"
+like "${rows[1]}" "^\| 4 \| boot\+job\+halt 16 ssh nodes vs Hydra same kex, s \(lamkit's best: tree; the ssh floor 0.20\) \| 0.40 \| 0.40 \| 1.00 \| ≤ 0.8 \| \*\*MISSED\*\* \|$" \
+	"one above it is a plain miss"
 
 # a copy in which lamkit's PhyML run failed (a FAIL status, no wall time) and its NetPIPE bandwidth
 # is twice MPICH's: the worst figure left is MrBayes's wall time, a speed (MPICH/lamkit), and the
