@@ -782,10 +782,12 @@ static int send_start(struct lk_request *r)
 		int rc = send_tp(r->wpeer, &h, HLEN_EID, src, r->bytes, ck);
 		if (rc < 0)
 			return send_failed();
-		if (rc == 0 && h.flags == HF_SREQ && !r->tmp && !r->bsend && !r->freed)
-			r->done = 1; /* all that mpii_complete would do */
-		else if (rc == 0 && h.flags == HF_SREQ)
-			mpii_complete(r);
+		if (rc == 0 && h.flags == HF_SREQ) { /* taken: done now (rc 1: when it leaves) */
+			if (!r->tmp && !r->bsend && !r->freed)
+				r->done = 1; /* all that mpii_complete would do */
+			else
+				mpii_complete(r);
+		}
 		backpressure();
 		return MPI_SUCCESS;
 	}
