@@ -234,7 +234,7 @@ int tp_tcp_card_parse(char *card, int *port, char **netid, struct tp_tcp_cand *c
  * one of our subnets, then the rest in card order. Marks it tried; -1 when none is left. */
 int tp_tcp_next_cand(const struct tp_tcp_addr *ad, struct tp_tcp_cand *cv, int n, int same_net);
 
-/* udp path (tp_udp.c, doc/PROTOCOL-mpi-wire.md section 5): reliable, multi-route. */
+/* udp path (tp_udp*.c, doc/PROTOCOL-mpi-wire.md section 5): reliable, multi-route. */
 struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen);
 /* Drain (every fragment acknowledged, FIN from every peer, bounded by timeout_ms), print the
  * counters when LAMKIT_TP_STATS=1, close and free. Accepts NULL. */
