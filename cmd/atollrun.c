@@ -64,7 +64,7 @@ static void on_signal(int sig)
 
 /* clang-format off */
 static const char help[] =
-"usage: lamkit atollrun -p N [-m MACHINEFILE] [-g GROUPFILE] [-r RSH] [-l] [-v]\n"
+"usage: lamkit atollrun [-p N] [-m MACHINEFILE] [-g GROUPFILE] [-r | --rsh=CMD] [-l] [-v]\n"
 "                       [--timeout S] PROGRAM [ARGS...]          (also: atollrun ...)\n"
 "Starts N processes of PROGRAM that speak the Atollrun init protocol on stdin/stdout and\n"
 "gives each the port of every other one (doc/PROTOCOL-atollrun.md):\n"
@@ -76,7 +76,7 @@ static const char help[] =
 "Then atollrun only watches: ID 0's output goes to stdout, every process's stderr to\n"
 "stderr, and it waits for all to end. A port is a TCP endpoint, (IPv4 << 16) | TCP port\n"
 "(libatollrun: Atollrun_decodePort).\n"
-"  -p, --processes N     number of processes (IDs 0..N-1)\n"
+"  -p, --processes N     number of processes (IDs 0..N-1; default 1)\n"
 "  -m, --machinefile F   hosts, one per line ('#' comments; default ~/.atollrun_machinefile\n"
 "                        when it exists, else a booted universe's nodes through its boot\n"
 "                        module, else all on this host). ID 0 always runs here, ID i >= 1\n"
@@ -86,7 +86,8 @@ static const char help[] =
 "                        ~/.atollrun_groupfile). They let a password login reach a whole\n"
 "                        group; with ssh keys no password is asked, so the file is only\n"
 "                        checked (errors name file:line) and otherwise not used.\n"
-"  -r, --rsh CMD         remote shell: ssh (default) or rsh, with options (\"ssh -F cfg\");\n"
+"  -r, --rsh             reach other hosts with rsh instead of ssh\n"
+"      --rsh=CMD         with this remote shell command and its options (\"ssh -F cfg\");\n"
 "                        other hosts run the same lamkit path (`atollrun --exec`), which\n"
 "                        ends the process when the connection goes away.\n"
 "  -l, --log             every process's output also to ~/.atollrun.log/<ID>.log\n"

@@ -105,11 +105,12 @@ int atl_parse_opts(int argc, char **argv, struct atl_opts *o)
 				return CORE_EXIT_USAGE;
 			o->groupfile = v;
 			o->groupfile_given = 1;
-		} else if ((v = opt_value(argc, argv, &i, "-r", "--rsh", &hit)) || hit) {
-			if (!v || !*v)
-				return v ? cmd_usage_error("atollrun", "-r needs a command")
-				         : CORE_EXIT_USAGE;
-			o->rsh = v;
+		} else if (!strcmp(a, "-r") || !strcmp(a, "--rsh")) {
+			o->rsh = "rsh"; /* the paper's flag: rsh instead of ssh */
+		} else if (!strncmp(a, "--rsh=", 6)) {
+			if (!a[6])
+				return cmd_usage_error("atollrun", "--rsh= needs a command");
+			o->rsh = a + 6;
 		} else if ((v = opt_value(argc, argv, &i, "-t", "--timeout", &hit)) || hit) {
 			if (!v || num_arg("--timeout", v, 1, 86400, &o->timeout))
 				return CORE_EXIT_USAGE;
@@ -120,7 +121,7 @@ int atl_parse_opts(int argc, char **argv, struct atl_opts *o)
 	if (i >= argc)
 		return cmd_usage_error("atollrun", "missing the program to start");
 	if (!o->nprocs)
-		return cmd_usage_error("atollrun", "missing -p N (the number of processes)");
+		o->nprocs = 1; /* the paper's default */
 	o->argv = argv + i;
 	o->argc = argc - i;
 	return 0;

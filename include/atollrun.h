@@ -1,5 +1,7 @@
 /* include/atollrun.h: the Atollrun client library: talk the init protocol with the starter
  * (`lamkit atollrun`) on stdin/stdout, learn every peer's port, connect to every peer.
+ * C programs call the Atollrun_* functions (the paper's chapter 4); C++ programs get the
+ * paper's singleton class Atollrun and AtollrunException (chapter 3) from this same header.
  *
  * A program calls Atollrun_Init once, before it prints anything it wants kept in order (the
  * library flushes stdout first). On return it knows the number of processes, its own ID and
@@ -49,9 +51,14 @@ void Atollrun_setAcquirePortOnSingle(int on);
  * protocol allows it). A second call returns 0 without doing anything. */
 int Atollrun_Init(int *argc, char ***argv);
 
-/* After a successful Atollrun_Init: the number of processes, this process's ID (0..n-1). */
-int Atollrun_getNumberOfProcesses(void);
+/* After a successful Atollrun_Init: this process's ID (0..n-1; -1 before), the number of
+ * processes (0 before). getMyId and getNumberOfProcesses are lamkit's earlier names. */
+int Atollrun_getCommRank(void);
+int Atollrun_getCommSize(void);
 int Atollrun_getMyId(void);
+int Atollrun_getNumberOfProcesses(void);
+/* Nonzero between a successful Atollrun_Init and Atollrun_Finalize. */
+int Atollrun_isInitialized(void);
 /* The port of ID id (one's own included); ATOLLRUN_NO_PORT for a bad id or no port. */
 atollport_t Atollrun_getPort(int id);
 /* The connected socket to ID id; -1 for one's own ID, a bad id, or no connections. */
@@ -76,6 +83,8 @@ int Atollrun_Finalize(void);
 
 #ifdef __cplusplus
 }
+/* C++: the paper's class Atollrun and AtollrunException (chapter 3), header-only. */
+#include "atollrun.hpp"
 #endif
 
 #endif

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "porttest: %s\n", Atollrun_getErrorString());
 		return 1;
 	}
-	int n = Atollrun_getNumberOfProcesses(), me = Atollrun_getMyId();
+	int n = Atollrun_getCommSize(), me = Atollrun_getCommRank();
 	struct report rep = {.id = (uint32_t)me};
 	gethostname(rep.host, sizeof rep.host - 1);
 	if (me == fail_id) {

@@ -1,7 +1,7 @@
-// examples/atollrun/porttest.cc: the porttest example with the C++ class: init (with the
+// examples/atollrun/porttest.cc: the porttest example with the C++ class: Init (with the
 // connection test when --test), then every ID sends ID 0 a line of what it sees over its
 // handle; ID 0 prints them. Build: c++ porttest.cc -I<lamkit>/include -L<lamkit>/lib -latollrun
-#include "atollrun.hpp"
+#include "atollrun.h"
 
 #include <cstdio>
 #include <cstring>
@@ -22,14 +22,14 @@ static void send_all(int fd, const char *p, size_t len)
 
 int main(int argc, char **argv)
 {
-	Atollrun atollrun;
+	Atollrun &atollrun = Atollrun::getReference();
 	bool test = argc > 1 && !std::strcmp(argv[1], "--test");
 
 	try {
 		atollrun.setPerformConnectionTestOnInit(test);
 		atollrun.setAcquirePortOnSingle(true); // so a single process has a port to print
-		atollrun.init(argc, argv);
-		int n = atollrun.getNumberOfProcesses(), me = atollrun.getMyId();
+		atollrun.Init(&argc, &argv);
+		int n = atollrun.getCommSize(), me = atollrun.getCommRank();
 		char line[128];
 		std::snprintf(line, sizeof line, "ID %d of %d port %s\n", me, n,
 		              Atollrun::decodePort(atollrun.getPort(me)).c_str());
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		std::cout << "porttest++: no exception for a bad ID\n";
 		return 1;
 	} catch (const AtollrunException &e) {
-		if (atollrun.getMyId() == 0 && std::string(e.what()).find("no Atollrun process") == 0) {
+		if (Atollrun_getCommRank() == 0 && std::string(e.what()).find("no Atollrun process") == 0) {
 			std::cout << "porttest++: OK (" << e.what() << ")\n";
 			return 0;
 		}

@@ -339,13 +339,28 @@ int Atollrun_Init(int *argc, char ***argv)
 	return 0;
 }
 
-int Atollrun_getNumberOfProcesses(void)
+int Atollrun_getCommSize(void)
 {
 	return S.inited ? S.n : 0;
 }
-int Atollrun_getMyId(void)
+int Atollrun_getCommRank(void)
 {
 	return S.inited ? S.me : -1;
+}
+
+/* lamkit's earlier names for the two, kept for programs written against them */
+int Atollrun_getNumberOfProcesses(void)
+{
+	return Atollrun_getCommSize();
+}
+int Atollrun_getMyId(void)
+{
+	return Atollrun_getCommRank();
+}
+
+int Atollrun_isInitialized(void)
+{
+	return S.inited;
 }
 
 atollport_t Atollrun_getPort(int id)

@@ -60,6 +60,46 @@ for n in 1 2 8; do
 	is "$(printf '%s\n' "$out" | grep -cE "^ID [0-9]+ of $n port [0-9.]+:[0-9]+\$")" $n "-p $n: a line per ID"
 done
 
+# The paper's own programs (its chapters 3.2 and 4.2, typed in as printed; only ID 0's output
+# reaches stdout, so that is what the paper's session shows): "#Processes      = N", then one
+# line per ID with its port, " <-- thats me :-)" on ID 0's. C++ prints the whole port; C casts
+# it to int, the low 32 bits. Every port is ours: a TCP port and an address, all different.
+PP=$LAMKIT_TOP/tests/atollrun/paper
+c++ -o "$T/paper_cpp" -I"$LAMKIT_TOP/out/include" "$PP/porttest.cpp" -L"$LAMKIT_TOP/out/lib" -latollrun
+ok $? "the paper's porttest.cpp builds with c++ against atollrun.h (the class) and libatollrun.a"
+cc -o "$T/paper_c" -I"$LAMKIT_TOP/out/include" "$PP/porttest_c.c" -L"$LAMKIT_TOP/out/lib" -latollrun
+ok $? "the paper's porttest_c.c builds with cc"
+# paper_check OUTPUT N BITS: the lines as chapter 3's format, ports valid and distinct
+paper_check() {
+	local out=$1 n=$2 bits=$3 i=0 line p ports='' bad=''
+	[ "$(printf '%s\n' "$out" | sed -n 1p)" = "#Processes      = $n" ] || bad="first line: $(printf '%s\n' "$out" | sed -n 1p)"
+	[ "$(printf '%s\n' "$out" | wc -l)" = $((n + 1)) ] || bad="$bad; $(printf '%s\n' "$out" | wc -l) lines"
+	while IFS= read -r line; do
+		case $i in 0) want=" <-- thats me :-)" ;; *) want= ;; esac
+		p=$(printf '%s\n' "$line" | sed -n "s/^Atollrun ID $i --> ATOLL Port = \(-\{0,1\}[0-9][0-9]*\)$want\$/\1/p")
+		if [ -z "$p" ]; then bad="$bad; line of ID $i: '$line'"; else
+			[ "$bits" = 32 ] && p=$((p & 0xffffffff))
+			[ $((p & 0xffff)) -gt 0 ] && [ $((p >> 16)) -gt 0 ] || bad="$bad; ID $i: port $p is no endpoint"
+			ports="$ports $p"
+		fi
+		i=$((i + 1))
+	done < <(printf '%s\n' "$out" | sed 1d)
+	[ "$(echo $ports | tr ' ' '\n' | sort -u | wc -l)" = "$n" ] || bad="$bad; ports not distinct:$ports"
+	echo "${bad#; }"
+}
+for n in 1 4; do
+	out=$(ar -p $n "$T/paper_cpp" 2>&1); rc=$?
+	is "$rc" 0 "the paper's porttest.cpp -p $n exits 0"
+	is "$(paper_check "$out" $n 64)" "" "porttest.cpp -p $n prints chapter 3's lines"
+	out=$(ar -p $n "$T/paper_c" 2>&1); rc=$?
+	is "$rc" 0 "the paper's porttest_c.c -p $n exits 0"
+	is "$(paper_check "$out" $n 32)" "" "porttest_c.c -p $n prints the same lines (ports as int)"
+done
+out=$(ar -p 2 "$T/paper_cpp" 2>&1)
+like "$(printf '%s\n' "$out" | sed -n 2p)" "^Atollrun ID 0 --> ATOLL Port = ([0-9]+) <-- thats me :-\)$" "ID 0 is the one that prints"
+out=$(env -u LAMKIT_ATOLLRUN "$T/paper_cpp" </dev/null 2>&1)
+is "$(paper_check "$out" 1 64)" "" "porttest.cpp without a starter: a single process with a port"
+
 # a raw program: the protocol by hand on stdio, no library
 out=$(ar -p 4 "$RAW" 2>&1); rc=$?
 is "$rc" 0 "raw program, 4 processes"
@@ -153,8 +193,13 @@ out=$(ar -m "$T/nope" -p 2 "$PT" 2>&1); like "$out" "$T/nope: No such file" "a m
 printf 'localhost\n' >"$HOME/.atollrun_machinefile"
 out=$(ar -p 2 "$PT" 2>&1); like "$out" "porttest: OK" "~/.atollrun_machinefile is read by default"
 echo 'nohost.invalid' >"$HOME/.atollrun_machinefile"
-out=$(ar -r "$T/nossh" -p 2 "$PT" 2>&1); rc=$?
-like "$out" "no '$T/nossh' client found" "-r with a missing remote shell: one line, nothing started"
+out=$(ar --rsh="$T/nossh" -p 2 "$PT" 2>&1); rc=$?
+like "$out" "no '$T/nossh' client found" "--rsh= with a missing remote shell: one line, nothing started"
+mkdir -p "$T/bin"
+printf '#!/bin/sh\necho "$*" >>"%s/rsh.args"\nexit 1\n' "$T" >"$T/bin/rsh"; chmod +x "$T/bin/rsh"
+out=$(PATH="$T/bin:$PATH" ar -r -p 2 "$PT" 2>&1); rc=$?
+like "$(cat "$T/rsh.args" 2>/dev/null)" "^(-[^ ]+ )*nohost.invalid " "-r (the paper's flag, no value): rsh reaches the other host"
+is "$rc" 1 "-r: the failed rsh start is one failure, exit 1"
 rm -f "$HOME/.atollrun_machinefile"
 printf 'g1: localhost, %s\ng2: a,b\n' "$H" >"$T/gf"
 out=$(ar -v -g "$T/gf" -p 2 "$PT" 2>&1); like "$out" "$T/gf: 2 group\(s\) checked" "-g: a groupfile is read and checked"
@@ -162,7 +207,8 @@ printf 'g1 localhost\n' >"$T/badgf"
 out=$(ar -g "$T/badgf" -p 2 "$PT" 2>&1); rc=$?
 like "$out" "$T/badgf:1: want 'NAME: host, host \.\.\.'" "a bad groupfile names file:line"
 out=$(ar "$PT" 2>&1); rc=$?
-is "$rc" 100 "no -p: usage error"
+is "$rc" 0 "no -p: one process, the paper's default"
+like "$out" "porttest: 1 process\(es\)" "no -p: porttest ran as one process"
 out=$(ar -p 2 "$T/missing-program" 2>&1); rc=$?
 like "$out" "atollrun: ID 0 on $H: cannot run $T/missing-program: No such file" "a program that does not exist"
 is "$(ours)" 0 "nothing left running at the end"

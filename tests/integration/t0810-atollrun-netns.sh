@@ -1,5 +1,5 @@
 #!/bin/bash
-# t0810: lamkit atollrun across 4 namespace "nodes" over real ssh (-m machinefile, -r with the
+# t0810: lamkit atollrun across 4 namespace "nodes" over real ssh (-m machinefile, --rsh= with the
 # test's ssh config): porttest (C and C++) with 2 and 8 processes, with and without connections
 # and the connection test (every pair of processes on different nodes exchanges data over the
 # TCP ports the protocol carried); the raw program; -l logs; failures on a remote node (a
@@ -24,7 +24,7 @@ H=$(hostname)
 RSH="ssh -F $NETNS_SSH_CONFIG"
 printf 'n%s\n' $(seq $K) >"$T/mf"
 cp "$LAMKIT_TOP/tests/atollrun/fake.sh" "$T/fake.sh"
-ar() { (cd "$T" && timeout -k 5 90 "$LAMKIT" atollrun -m "$T/mf" -r "$RSH" "$@"); }
+ar() { (cd "$T" && timeout -k 5 90 "$LAMKIT" atollrun -m "$T/mf" --rsh="$RSH" "$@"); }
 ours() { pgrep -f -- "$T/fake.sh|$PT|$T/ptxx|$RAW|atollrun --exec.*($T/|$PT|$RAW)" | wc -l; } # this run only
 host_of() { case $1 in 0) echo "$H" ;; *) echo "n$(((($1 - 1) % K) + 1))" ;; esac; }
 
@@ -60,7 +60,7 @@ is "$rc" 0 "the raw program on 5 processes across the nodes"
 is "$(printf '%s\n' "$out" | grep -c '^raw: ID [0-4] port ')" 5 "raw: ID 0 got 5 ports"
 
 mkdir -p "$T/fd"
-out=$(cd "$T" && FAKE_DIR=$T/fd timeout 60 "$LAMKIT" atollrun -l -m "$T/mf" -r "$RSH" -p 5 \
+out=$(cd "$T" && FAKE_DIR=$T/fd timeout 60 "$LAMKIT" atollrun -l -m "$T/mf" --rsh="$RSH" -p 5 \
 	env FAKE_DIR="$T/fd" "$T/fake.sh" 2>/dev/null); rc=$?
 is "$rc" 0 "the scripted fake on 5 processes across the nodes"
 for i in 1 4; do
@@ -74,7 +74,7 @@ done
 failcase() { # failcase MODE FAULT-ID REGEX DESCRIPTION
 	local mode=$1 id=$2 re=$3 desc=$4
 	rm -rf "$T/fd" && mkdir -p "$T/fd"
-	out=$(cd "$T" && timeout 60 "$LAMKIT" atollrun --timeout 4 -m "$T/mf" -r "$RSH" -p 5 \
+	out=$(cd "$T" && timeout 60 "$LAMKIT" atollrun --timeout 4 -m "$T/mf" --rsh="$RSH" -p 5 \
 		env FAKE_DIR="$T/fd" FAKE_MODE=$mode FAKE_ID=$id "$T/fake.sh" 2>&1); rc=$?
 	is "$rc" 1 "$desc: exit 1"
 	like "$out" "^atollrun: ID $id on $(host_of $id) failed at $re; ending all 5 process\(es\)\$" \
