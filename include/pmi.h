@@ -23,6 +23,7 @@ extern "C" {
 #define PMI_ERR_INVALID_NUM_PARSED 11
 #define PMI_ERR_INVALID_KEYVALP    12
 #define PMI_ERR_INVALID_SIZE       13
+#define PMI_ERR_UNSUPPORTED        14 /* the PMI paper: a service this launcher does not give */
 
 typedef int PMI_BOOL;
 #define PMI_TRUE  1
@@ -104,20 +105,41 @@ int PMI_Resource_register(const char kind[], const char name[]);
 int PMI_Resource_release_begin(const char kind[], const char name[]);
 int PMI_Resource_release_end(const char kind[], const char name[]);
 
-/* lamkit extension: topology (doc/PROTOCOL-pmi.md part 5). PMI_Topo_type gives
- * PMI_TOPO_CLUSTER: nodes holding sockets holding cores. PMI_Topo_cluster_info fills
- * levels[0..*nlevels) outermost first, at most maxlevels (PMI_TOPO_LEVELS_MAX is enough):
- * the node, then, when the launcher bound the rank to one socket or core, that socket and
- * that core. Each level gives its index (node: 0..nodes-1 in the order of their lowest rank,
- * or -1 when unknown; socket: physical_package_id; core: core_id within the socket) and the
- * ranks of the job that share it, ascending, me included (the array is libpmi's, valid until
- * PMI_Finalize). lamkit's agents serve it on both wires; under other launchers the node level
- * comes from the clique (PMI_process_mapping), and a singleton reports its own binding. */
-#define PMI_TOPO_CLUSTER      1
+/* Topology (the PMI paper's section "Topology Information"; doc/PROTOCOL-pmi.md part 5).
+ * A PMI_Group names a group of processes; PMI_GROUP_WORLD is the whole job, the only group
+ * served (any other value is PMI_ERR_INVALID_ARG). lamkit's processes form a cluster: nodes
+ * holding sockets holding cores.
+ * PMI_Topo_type: *kind = PMI_TOPO_CLUSTER.
+ * PMI_Topo_cluster_info: *levels = the number of levels known (1 to PMI_TOPO_MAX_LEVELS;
+ * my_cluster[] and my_rank[] must hold PMI_TOPO_MAX_LEVELS entries), outermost first: level 0
+ * the node, then, when the launcher bound the process inside one socket, that socket, and
+ * inside one core, that core. my_cluster[i]: which node (0..nodes-1, in the order of each
+ * node's lowest rank; -1 when unknown), socket (physical_package_id) or core (core_id within
+ * the socket); my_rank[i]: this process's rank among the job's processes sharing it (0 for
+ * the lowest of them).
+ * PMI_Topo_mesh_info: a cluster is no mesh: PMI_ERR_UNSUPPORTED. */
+typedef int PMI_Group;
+#define PMI_GROUP_WORLD 0
+
+#define PMI_TOPO_NONE       0
+#define PMI_TOPO_CLUSTER    1
+#define PMI_TOPO_MESH       2
+#define PMI_TOPO_MAX_LEVELS 3
+
+int PMI_Topo_type(PMI_Group group, int *kind);
+int PMI_Topo_cluster_info(PMI_Group group, int *levels, int my_cluster[], int my_rank[]);
+int PMI_Topo_mesh_info(PMI_Group group, int ndims, int dims[]);
+
+/* lamkit extension: the same levels with every rank that shares each. levels[0..*nlevels)
+ * outermost first, at most maxlevels (PMI_TOPO_LEVELS_MAX is enough): level, index (as
+ * my_cluster[] above) and the ranks of the job that share it, ascending, me included (the
+ * array is libpmi's, valid until PMI_Finalize). lamkit's agents serve it on both wires; under
+ * other launchers the node level comes from the clique (PMI_process_mapping), and a singleton
+ * reports its own binding. */
 #define PMI_TOPO_LEVEL_NODE   0
 #define PMI_TOPO_LEVEL_SOCKET 1
 #define PMI_TOPO_LEVEL_CORE   2
-#define PMI_TOPO_LEVELS_MAX   3
+#define PMI_TOPO_LEVELS_MAX   PMI_TOPO_MAX_LEVELS
 
 typedef struct {
 	int level;        /* PMI_TOPO_LEVEL_* */
@@ -126,8 +148,7 @@ typedef struct {
 	const int *ranks; /* nranks ranks, ascending */
 } PMI_Topo_level_t;
 
-int PMI_Topo_type(int *type);
-int PMI_Topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels);
+int PMI_Lamkit_topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels);
 /* lamkit extension: the node of every rank of the job, node[0..size) (size = the job's size),
  * numbered as the launcher's PMI_process_mapping numbers them. PMI_FAIL when the launcher gives
  * no mapping (a singleton, or a launcher without it): the caller then knows only its clique. */

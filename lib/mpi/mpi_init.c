@@ -36,14 +36,14 @@ static int init_fail(const char *what)
 	return MPI_ERR_OTHER;
 }
 
-/* Ranks sharing this node: the launcher's topology (PMI_Topo_cluster_info's node level, which
- * falls back to the PMI clique under launchers that do not serve it), else just us. */
+/* Ranks sharing this node: the launcher's topology (PMI_Lamkit_topo_cluster_info's node level,
+ * which falls back to the PMI clique under launchers that do not serve it), else just us. */
 static int *get_node(int *n)
 {
 	PMI_Topo_level_t lv[PMI_TOPO_LEVELS_MAX];
 	int nl = 0, *v = NULL;
 
-	if (PMI_Topo_cluster_info(lv, PMI_TOPO_LEVELS_MAX, &nl) == PMI_SUCCESS && nl > 0 &&
+	if (PMI_Lamkit_topo_cluster_info(lv, PMI_TOPO_LEVELS_MAX, &nl) == PMI_SUCCESS && nl > 0 &&
 	    lv[0].nranks > 0 && (v = malloc(sizeof(int) * (size_t)lv[0].nranks))) {
 		memcpy(v, lv[0].ranks, sizeof(int) * (size_t)lv[0].nranks);
 		*n = lv[0].nranks;

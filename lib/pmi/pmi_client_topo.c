@@ -1,5 +1,5 @@
-/* lib/pmi/pmi_client_topo.c: libpmi's topology calls (lamkit's extension): the node's text
- * from the launcher, or the clique when the launcher does not serve it. */
+/* lib/pmi/pmi_client_topo.c: libpmi's topology calls (the PMI paper's and lamkit's richer
+ * one): the node's text from the launcher, or the clique when the launcher does not serve it. */
 #include "pmi.h"
 #include "pmi_client_int.h"
 #include "pmi_topo.h"
@@ -70,17 +70,47 @@ static int load(void)
 	return PMI_SUCCESS;
 }
 
-int PMI_Topo_type(int *type)
+int PMI_Topo_type(PMI_Group group, int *kind)
 {
 	if (pmic.mode == PMIC_NONE)
 		return PMI_ERR_INIT;
-	if (!type)
+	if (group != PMI_GROUP_WORLD || !kind)
 		return PMI_ERR_INVALID_ARG;
-	*type = PMI_TOPO_CLUSTER;
+	*kind = PMI_TOPO_CLUSTER;
 	return PMI_SUCCESS;
 }
 
-int PMI_Topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels)
+int PMI_Topo_cluster_info(PMI_Group group, int *levels, int my_cluster[], int my_rank[])
+{
+	int rc;
+
+	if (pmic.mode == PMIC_NONE)
+		return PMI_ERR_INIT;
+	if (group != PMI_GROUP_WORLD || !levels || !my_cluster || !my_rank)
+		return PMI_ERR_INVALID_ARG;
+	if ((rc = load()) != PMI_SUCCESS)
+		return rc;
+	*levels = pmic.topo.nlevels;
+	for (int i = 0; i < pmic.topo.nlevels; i++) {
+		int k = 0;
+		while (k < pmic.topo.lv[i].nranks && pmic.topo.lv[i].ranks[k] < pmic.rank)
+			k++; /* ascending, and I am among them */
+		my_cluster[i] = pmic.topo.lv[i].index;
+		my_rank[i] = k;
+	}
+	return PMI_SUCCESS;
+}
+
+int PMI_Topo_mesh_info(PMI_Group group, int ndims, int dims[])
+{
+	if (pmic.mode == PMIC_NONE)
+		return PMI_ERR_INIT;
+	if (group != PMI_GROUP_WORLD || ndims < 0 || (ndims > 0 && !dims))
+		return PMI_ERR_INVALID_ARG;
+	return PMI_ERR_UNSUPPORTED; /* nodes, sockets and cores: a cluster, not a mesh */
+}
+
+int PMI_Lamkit_topo_cluster_info(PMI_Topo_level_t levels[], int maxlevels, int *nlevels)
 {
 	int rc;
 

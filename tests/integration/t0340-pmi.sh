@@ -22,9 +22,22 @@ out=$(LKX_TIMEOUT=30 lkx -n 2 "$B/ring" 1 : -n 2 "$B/ring" 1 2>&1); rc=$?
 is "$rc" 0 "MPMD: two MPICH apps in one job"
 like "$out" "ring: OK laps=1 size=4" "share one KVS and one MPI_COMM_WORLD of 4 (the token passes through both)"
 
+# the PMI paper's "Typical Usage": P<rank>-hostname/-port, commit, barrier, get at first send
+U=${P%/*}/pmi_usage
+for wire in 1 2; do
+	out=$(LAMKIT_PMI_VERSION=$wire lkx -n 4 "$U" 2>&1); rc=$?
+	is "$rc $(printf '%s\n' "$out" | grep -c "^usage rank=[0-3] got 'hello from [0-3] to [0-3]' OK$")" "0 4" \
+		"the paper's typical usage, PMI-$wire: every rank reached the next through the KVS"
+done
+out=$(lkx --local-agents 2 -n 4 "$U" 2>&1); rc=$?
+is "$rc $(printf '%s\n' "$out" | grep -c ' OK$')" "0 4" "the typical usage over two agents (the tree fence)"
+out=$(cd "$T" && env -u PMI_FD -u PMI_PORT timeout 20 "$U" 2>&1); rc=$?
+like "$rc $out" "^0 usage rank=0 got 'hello from 0 to 0' OK" "the typical usage as a singleton"
 if command -v mpiexec.hydra >/dev/null; then
 	out=$(cd "$T" && timeout 60 mpiexec.hydra -n 3 "$P"); rc=$?
 	is "$rc" 0 "libpmi works under MPICH's mpiexec.hydra too"
+	out=$(cd "$T" && timeout 60 mpiexec.hydra -n 3 "$U" 2>&1); rc=$?
+	is "$rc $(printf '%s\n' "$out" | grep -c ' OK$')" "0 3" "the typical usage under Hydra"
 fi
 out=$(cd "$T" && env -u PMI_FD -u PMI_PORT timeout 20 "$P"); rc=$?
 is "$rc" 0 "libpmi works as a singleton"

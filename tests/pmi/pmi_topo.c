@@ -85,12 +85,29 @@ int main(int argc, char **argv)
 	    PMI_Get_size(&size) != PMI_SUCCESS ||
 	    PMI_KVS_Get_my_name(kvs, sizeof(kvs)) != PMI_SUCCESS)
 		return 1;
-	if (PMI_Topo_type(&type) != PMI_SUCCESS || type != PMI_TOPO_CLUSTER)
+	if (PMI_Topo_type(PMI_GROUP_WORLD, &type) != PMI_SUCCESS || type != PMI_TOPO_CLUSTER)
 		fail("PMI_Topo_type");
-	if (PMI_Topo_cluster_info(lv, 0, &nl) != PMI_ERR_INVALID_ARG)
+	if (PMI_Topo_type(PMI_GROUP_WORLD + 1, &type) != PMI_ERR_INVALID_ARG)
+		fail("PMI_Topo_type took an unknown group");
+	if (PMI_Lamkit_topo_cluster_info(lv, 0, &nl) != PMI_ERR_INVALID_ARG)
 		fail("maxlevels 0 accepted");
-	if (PMI_Topo_cluster_info(lv, PMI_TOPO_LEVELS_MAX, &nl) != PMI_SUCCESS || nl < 1 || nl > 3)
-		fail("PMI_Topo_cluster_info");
+	if (PMI_Lamkit_topo_cluster_info(lv, PMI_TOPO_LEVELS_MAX, &nl) != PMI_SUCCESS || nl < 1 ||
+	    nl > 3)
+		fail("PMI_Lamkit_topo_cluster_info");
+	/* the paper's form: the same levels, my cluster and my rank in each */
+	int plevels = -1, pcl[PMI_TOPO_MAX_LEVELS], prk[PMI_TOPO_MAX_LEVELS], dims[3];
+	if (PMI_Topo_cluster_info(PMI_GROUP_WORLD, &plevels, pcl, prk) != PMI_SUCCESS ||
+	    plevels != nl)
+		fail("PMI_Topo_cluster_info: not the levels of the lamkit call");
+	for (int i = 0; i < nl; i++)
+		if (pcl[i] != lv[i].index || prk[i] < 0 || prk[i] >= lv[i].nranks ||
+		    lv[i].ranks[prk[i]] != rank)
+			fail("PMI_Topo_cluster_info: my_cluster/my_rank differ from the lamkit "
+			     "call");
+	if (PMI_Topo_cluster_info(3, &plevels, pcl, prk) != PMI_ERR_INVALID_ARG)
+		fail("PMI_Topo_cluster_info took an unknown group");
+	if (PMI_Topo_mesh_info(PMI_GROUP_WORLD, 3, dims) != PMI_ERR_UNSUPPORTED)
+		fail("PMI_Topo_mesh_info: a cluster answered as a mesh");
 	for (int i = 0; i < nl; i++) {
 		int me = 0;
 		if (lv[i].level != i || lv[i].nranks < 1)
