@@ -72,7 +72,8 @@ static const char usage[] =
     "Exit status: 0, or the first failure's: a rank's exit status, 128+N for a rank killed by\n"
     "signal N, the code given to MPI_Abort, 124 for --timeout, 127/126 for a program that\n"
     "cannot be started, 128+N when mpiexec itself got signal N, 111 when an agent of the job\n"
-    "cannot be reached or goes away.\n";
+    "cannot be reached or goes away. A rank that fails before it finalized (MPI_Finalize) ends\n"
+    "the job at once; after it, the other ranks finish first.\n";
 
 struct app_opts {
 	struct boot_app app;

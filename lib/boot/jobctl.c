@@ -142,11 +142,37 @@ void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	r->failed = 1;
-	r->exit_code = code;
 	/* said after the ranks' last output, so it is the last line the user sees; a spawned
 	 * job's failure is the whole job's, named with the spawned job */
-	snprintf(r->why, sizeof r->why, "%s%s", c->label, msg);
+	if (r->late) { /* a finalized rank failed first: its status stays the job's */
+		size_t n = strlen(r->why);
+		snprintf(r->why + n, sizeof r->why - n, "; then %s%s", c->label, msg);
+	} else {
+		r->exit_code = code;
+		snprintf(r->why, sizeof r->why, "%s%s", c->label, msg);
+	}
 	kill_job(c);
+}
+
+/* A rank failed after it finalized: the other ranks no longer depend on it, so they finish
+ * and their output is kept (as under Hydra); the first such failure is the job's status and
+ * its last line, unless one came first that ended the job. */
+static void fail_late(struct ctl *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail_late(struct ctl *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+	struct ctl *r = boot_ctl_root(c);
+	int n;
+
+	if (r->failed || r->killed || r->late)
+		return;
+	n = snprintf(r->why, sizeof r->why, "%s", c->label);
+	va_start(ap, fmt);
+	vsnprintf(r->why + n, sizeof r->why - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->late = 1;
+	r->exit_code = code;
 }
 
 /* {==== stdin -> rank 0, in a window acknowledged by its agent */
@@ -316,7 +342,15 @@ static void rank_exit(struct agent *a, struct core_rbuf *r)
 		stdin_stop(c);
 	if (c->killed || boot_ctl_root(c)->failed || boot_ctl_root(c)->killed)
 		return; /* consequences of ending the job, not causes */
-	if (WIFSIGNALED(st)) {
+	if (pmi == BOOT_PMI_FINALIZED && WIFSIGNALED(st)) {
+		fail_late(c, 128 + WTERMSIG(st),
+		          "rank %d (pid %d on %s) killed by signal %d (%s) after MPI_Finalize",
+		          rank, pid, a->host, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	} else if (pmi == BOOT_PMI_FINALIZED && WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+		fail_late(c, WEXITSTATUS(st),
+		          "rank %d (pid %d on %s) exited with status %d after MPI_Finalize", rank,
+		          pid, a->host, WEXITSTATUS(st));
+	} else if (WIFSIGNALED(st)) {
 		boot_ctl_fail(c, 128 + WTERMSIG(st),
 		              "rank %d (pid %d on %s) killed by signal %d (%s)", rank, pid, a->host,
 		              WTERMSIG(st), strsignal(WTERMSIG(st)));
@@ -480,7 +514,7 @@ static void on_close(boot_link_t *l, int err, const char *why, void *arg)
 		struct ctl *rt = boot_ctl_root(c);
 		boot_ctl_msg(c, "%sthe agent on %s went away%s%s; job ended", c->label, a->host,
 		             err ? ": " : "", err ? strerror(err) : "");
-		if (!rt->failed)
+		if (!rt->failed && !rt->late)
 			rt->exit_code = CORE_EXIT_SYSTEM;
 		rt->failed = 1;
 	}
@@ -556,7 +590,8 @@ static void on_signal(core_ev_t *ev, int signo, void *arg)
 	case SIGHUP:
 		if (!c->failed) {
 			c->failed = 1;
-			c->exit_code = 128 + signo;
+			if (!c->late)
+				c->exit_code = 128 + signo;
 		}
 		if (c->grace_timer || c->killed) { /* a second signal: no more grace */
 			kill_job(c);

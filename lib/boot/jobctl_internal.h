@@ -44,6 +44,8 @@ struct ctl {
 	char *mapping;
 	int universe_size;
 	int exit_code, failed, killed;
+	int late;       /* a rank failed after it finalized: exit_code and why are set, the job
+	                 * goes on (jobctl.c, fail_late) */
 	char why[1024]; /* the first failure, printed when the job is over */
 	int64_t grace_timer, kill_timer;
 	/* stdin, to the agent of rank 0 (ag[0]) */

@@ -44,6 +44,25 @@ run_v exit3 -n 4 "$B/exitcode" 1 3 after
 is "$rc" 3 "a rank exiting 3 after MPI_Finalize: exit 3"
 like "$err" "rank 1 \(pid [0-9]+ on $host\) exited with status 3" "message names the rank and status"
 
+# after MPI_Finalize the ranks no longer depend on each other: the others finish and their
+# output is kept (as under Hydra); the failing rank's status is the job's (MPICH, Open MPI and
+# lamkit's own MPI all tell the agent they finalized)
+for fl in mpich openmpi lamkit; do
+	X=$MPI_BIN/$fl/exitcode
+	[ $fl = lamkit ] && X=$LAMKIT_TOP/out/mpi-lamkit/exitcode
+	[ -x "$X" ] || continue
+	run_v late-$fl -n 4 "$X" 1 3 late
+	is "$rc" 3 "[$fl] a rank exiting 3 after MPI_Finalize: exit 3"
+	is "$(grep -c '^exitcode: rank [023] exiting with 0 (mode late)$' "$T/late-$fl.out")" 3 \
+		"[$fl] the other ranks' output after theirs is kept: they were not killed"
+	like "$err" "^lamkit mpiexec: rank 1 \(pid [0-9]+ on $host\) exited with status 3 after MPI_Finalize$" \
+		"[$fl] one line naming the rank, its status and that it had finalized"
+done
+run_v late-segv -n 3 "$B/exitcode" 2 -11 late
+is "$rc" 139 "a rank crashing after MPI_Finalize: exit 139"
+is "$(grep -c 'exiting with 0 (mode late)$' "$T/late-segv.out")" 2 "the others still finish"
+like "$err" "rank 2 .* killed by signal 11 \(Segmentation fault\) after MPI_Finalize" "named as after MPI_Finalize"
+
 run_v before -n 4 "$B/exitcode" 2 0 sleep
 is "$rc" 1 "a rank exiting 0 without MPI_Finalize while others wait: exit 1"
 like "$err" "rank 2 .* exited without finalizing" "message says it did not finalize"

@@ -1,5 +1,6 @@
 /* tests/mpi/exitcode.c: chosen rank(s) exit with a given status before or after MPI_Finalize. */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,9 @@
  *           rank is past MPI_Init); the others call MPI_Finalize and return 0 (they may hang in
  *           MPI_Finalize: the launcher has to end them).
  *   sleep   as "before" but the other ranks sleep 30 s instead of finalizing (no MPI traffic).
+ *   late    as "after", but the other ranks print their line 1 s after MPI_Finalize (the output
+ *           a launcher loses if it kills them when the chosen rank fails); a negative code is
+ *           a signal the chosen rank raises instead of exiting.
  * Each rank prints "exitcode: rank R exiting with C (mode M)" just before leaving.
  */
 int main(int argc, char **argv)
@@ -34,7 +38,7 @@ int main(int argc, char **argv)
 		who = size - 1;
 	int chosen = who < 0 || rank == who;
 	if (strcmp(mode, "after") && strcmp(mode, "return") && strcmp(mode, "before") &&
-	    strcmp(mode, "sleep")) {
+	    strcmp(mode, "sleep") && strcmp(mode, "late")) {
 		if (rank == 0)
 			fprintf(stderr, "exitcode: unknown mode '%s'\n", mode);
 		MPI_Finalize();
@@ -54,6 +58,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	MPI_Finalize();
+	if (!strcmp(mode, "late")) {
+		if (chosen && code < 0)
+			raise(-code);
+		if (chosen)
+			exit(code);
+		sleep(1);
+	}
 	printf("exitcode: rank %d exiting with %d (mode %s)\n", rank, chosen ? code : 0, mode);
 	fflush(stdout);
 	if (!chosen)
