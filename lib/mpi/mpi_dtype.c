@@ -359,6 +359,15 @@ static int add_block(struct builder *b, const struct mpii_dtype *o, int blen, MP
 		b->lb = lo;
 	if (!b->any || hi > b->ub)
 		b->ub = hi;
+	/* an old type with explicit bounds brings its markers along, one pair per copy */
+	if (o->explicit_lb) {
+		b->xlb = b->explicit_lb && b->xlb < lo ? b->xlb : lo;
+		b->explicit_lb = 1;
+	}
+	if (o->explicit_ub) {
+		b->xub = b->explicit_ub && b->xub > hi ? b->xub : hi;
+		b->explicit_ub = 1;
+	}
 	b->any = 1;
 	b->size += o->size * (size_t)blen;
 	return 0;
@@ -393,6 +402,8 @@ static struct mpii_dtype *finish(struct builder *b, int pad)
 	d->nseg = b->nseg;
 	d->lb = b->explicit_lb ? b->xlb : b->lb;
 	d->ub = b->explicit_ub ? b->xub : b->ub;
+	d->explicit_lb = b->explicit_lb;
+	d->explicit_ub = b->explicit_ub;
 	if (pad && !b->explicit_ub && b->align > 1 && d->ub > d->lb) {
 		MPI_Aint ext = d->ub - d->lb, a = (MPI_Aint)b->align;
 		d->ub = d->lb + (ext + a - 1) / a * a;
@@ -508,6 +519,7 @@ int mpii_dt_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype
 	d->lb = lb;
 	d->ub = lb + extent;
 	d->extent = extent;
+	d->explicit_lb = d->explicit_ub = 1;
 	d->contig = (MPI_Aint)d->size == d->extent;
 	for (int k = 1; k < d->nseg && d->contig; k++)
 		d->contig = d->seg[k].off == d->seg[k - 1].off + (MPI_Aint)d->seg[k - 1].len;

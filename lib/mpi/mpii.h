@@ -77,6 +77,9 @@ struct mpii_dtype {
 	int urefs;   /* user handles outstanding (MPI_Type_get_contents adds some) */
 	size_t size; /* data bytes per element */
 	MPI_Aint lb, ub, extent, true_lb, true_ub;
+	/* lb/ub are markers (MPI_LB/MPI_UB, MPI_Type_create_resized, or a type built from one):
+	 * MPI-3.1 4.1.6, they alone bound a type built from this one, with no alignment padding */
+	int explicit_lb, explicit_ub;
 	int contig; /* one run at true_lb and extent == size: plain memcpy */
 	int nseg;
 	struct mpii_seg *seg; /* flattened runs of one element */

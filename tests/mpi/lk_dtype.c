@@ -219,6 +219,120 @@ static void test_free_pending(void)
 		LK_CHECK(dst[396] == 396 && dst[1] == -1, "vector after free %g", dst[396]);
 }
 
+/* Explicit bounds (MPI_LB/MPI_UB markers, MPI_Type_create_resized) bound every type built
+ * from them, with no alignment padding (MPI-3.1 4.1.6-4.1.7); then the HLRS suite's "Ring
+ * Send Bottom": N elements of struct{1 x T at &buf} sent from MPI_BOTTOM to the next rank. */
+static MPI_Aint extent_of(MPI_Datatype t, MPI_Aint *lb)
+{
+	MPI_Aint l, e;
+
+	MPI_Type_get_extent(t, &l, &e);
+	if (lb)
+		*lb = l;
+	return e;
+}
+
+static void ring_bottom(MPI_Datatype t, int n, const char *what)
+{
+	MPI_Aint lb, ext = extent_of(t, &lb), addr;
+	int sz, one = 1, to = (lk_rank + 1) % lk_size, from = (lk_rank + lk_size - 1) % lk_size;
+	MPI_Datatype bt;
+	char *sbuf, *rbuf, *want;
+
+	MPI_Type_size(t, &sz);
+	/* the buffer starts at the type's lb: data lies in [lb, lb + n * extent) */
+	sbuf = calloc((size_t)(n * ext), 1);
+	rbuf = calloc((size_t)(n * ext), 1);
+	want = calloc((size_t)(n * ext), 1);
+	char *pk = malloc((size_t)sz * (size_t)n);
+	for (int i = 0; i < sz * n; i++)
+		pk[i] = (char)(from * 31 + i + 1);
+	int pos = 0; /* what the previous rank sends, laid out by t */
+	MPI_Unpack(pk, sz * n, &pos, want - lb, n, t, MPI_COMM_SELF);
+	for (int i = 0; i < sz * n; i++)
+		pk[i] = (char)(lk_rank * 31 + i + 1);
+	pos = 0;
+	MPI_Unpack(pk, sz * n, &pos, sbuf - lb, n, t, MPI_COMM_SELF);
+	MPI_Get_address(sbuf - lb, &addr);
+	MPI_Type_create_struct(1, &one, &addr, &t, &bt);
+	MPI_Type_commit(&bt);
+	LK_CHECK(extent_of(bt, NULL) == ext, "%s: struct{1 x T at &buf} extent %ld, T's %ld", what,
+	         (long)extent_of(bt, NULL), (long)ext);
+	MPI_Sendrecv(MPI_BOTTOM, n, bt, to, 9, rbuf - lb, n, t, from, 9, MPI_COMM_WORLD,
+	             MPI_STATUS_IGNORE);
+	LK_CHECK(memcmp(rbuf, want, (size_t)(n * ext)) == 0,
+	         "%s: ring from MPI_BOTTOM: data differs", what);
+	MPI_Type_free(&bt);
+	free(pk);
+	free(sbuf);
+	free(rbuf);
+	free(want);
+}
+
+static void test_explicit_bounds(void)
+{
+	int bl2[2] = {1, 1}, one = 1, bl8[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+	MPI_Aint d2[2] = {0, 8}, zero = 0, lb;
+	MPI_Aint d8[8] = {-17, -1, 0, 2, -9, 6, -17, 10};
+	MPI_Datatype t2[2] = {MPI_DOUBLE, MPI_CHAR}, in, rs, outer, mix, smix, s2, s3, c3;
+#ifndef OPEN_MPI
+	MPI_Datatype t8[8] = {MPI_LB,   MPI_CHAR,  MPI_SHORT,  MPI_INT,
+	                      MPI_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_UB};
+#else /* its MPI-3 mpi.h has no MPI_LB/MPI_UB: the same bounds by resizing */
+	MPI_Datatype t8[8] = {MPI_CHAR, MPI_CHAR,  MPI_SHORT,  MPI_INT,
+	                      MPI_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_CHAR},
+	             six;
+#endif
+
+	MPI_Type_create_struct(2, bl2, d2, t2, &in);
+	LK_CHECK(extent_of(in, NULL) == 16, "struct{double; char}: padded to 16");
+	MPI_Type_create_resized(in, 0, 9, &rs);
+	MPI_Type_create_struct(1, &one, &zero, &rs, &outer);
+	LK_CHECK(extent_of(outer, &lb) == 9 && lb == 0,
+	         "struct{resized(struct{double; char}, 0, 9)}: extent %ld, want 9 (no padding)",
+	         (long)extent_of(outer, NULL));
+#ifndef OPEN_MPI
+	MPI_Type_create_struct(8, bl8, d8, t8, &mix); /* the suite's MIX_LB_UB */
+#else
+	MPI_Type_create_struct(6, bl8 + 1, d8 + 1, t8 + 1, &six);
+	MPI_Type_create_resized(six, -17, 27, &mix);
+	MPI_Type_free(&six);
+#endif
+	MPI_Type_create_struct(1, &one, &zero, &mix, &smix);
+	LK_CHECK(extent_of(mix, &lb) == 27 && lb == -17, "MIX_LB_UB: lb %ld extent %ld", (long)lb,
+	         (long)extent_of(mix, NULL));
+	LK_CHECK(extent_of(smix, &lb) == 27 && lb == -17, "struct{MIX_LB_UB}: lb %ld extent %ld",
+	         (long)lb, (long)extent_of(smix, NULL));
+	/* markers alone bound the struct, whatever else it holds (MPI-3.1 4.1.6; Open MPI 4.1
+	 * agrees; MPICH 4.0 counts the other members too and pads: 24 and 32, so not under it) */
+	MPI_Datatype ta[2] = {rs, MPI_CHAR}, tb[2] = {MPI_DOUBLE, rs};
+	MPI_Aint da[2] = {0, 16}, db[2] = {0, 16};
+	MPI_Type_create_struct(2, bl2, da, ta, &s2);
+	MPI_Type_create_struct(2, bl2, db, tb, &s3);
+#ifndef MPICH_VERSION
+	LK_CHECK(extent_of(s2, &lb) == 9 && lb == 0, "struct{rs@0, char@16}: lb %ld extent %ld",
+	         (long)lb, (long)extent_of(s2, NULL));
+	LK_CHECK(extent_of(s3, &lb) == 9 && lb == 16, "struct{double@0, rs@16}: lb %ld extent %ld",
+	         (long)lb, (long)extent_of(s3, NULL));
+#endif
+	MPI_Type_contiguous(3, rs, &c3);
+	LK_CHECK(extent_of(c3, &lb) == 27 && lb == 0, "contiguous(3, rs): extent %ld",
+	         (long)extent_of(c3, NULL));
+	MPI_Type_commit(&rs);
+	MPI_Type_commit(&mix);
+	ring_bottom(rs, 5, "resized(struct{double; char}, 0, 9)");
+	ring_bottom(mix, 5, "MIX_LB_UB");
+	ring_bottom(MPI_DOUBLE, 5, "MPI_DOUBLE");
+	MPI_Type_free(&in);
+	MPI_Type_free(&rs);
+	MPI_Type_free(&outer);
+	MPI_Type_free(&mix);
+	MPI_Type_free(&smix);
+	MPI_Type_free(&s2);
+	MPI_Type_free(&s3);
+	MPI_Type_free(&c3);
+}
+
 int main(int argc, char **argv)
 {
 	lk_init(&argc, &argv, "lk_dtype");
@@ -233,5 +347,6 @@ int main(int argc, char **argv)
 	test_pack();
 	test_subarray();
 	test_free_pending();
+	test_explicit_bounds();
 	return lk_finish();
 }
