@@ -18,6 +18,42 @@ struct bopts {
 	int nkv;
 };
 
+int cmd_lam_ssi(const char *what, const char *key, const char *val, const char **boot, int *window)
+{
+	size_t kl = strlen(key), pl = strlen("_priority");
+	char *end;
+
+	if (!strcmp(key, "boot")) {
+		*boot = val;
+		return 0;
+	}
+	if (!strcmp(key, "boot_base_linear_win_size") && window) {
+		long v = strtol(val, &end, 10);
+		if (*end || v < 1 || v > 1 << 20)
+			return cmd_usage_error(what, "-ssi %s wants a positive integer, not '%s'",
+			                       key, val);
+		*window = (int)v;
+		return 0;
+	}
+	if (!strncmp(key, "boot_", 5) && kl > 5 + pl && !strcmp(key + kl - pl, "_priority")) {
+		char var[128];
+		int n = snprintf(var, sizeof var, "LAMKIT_BOOT_%.*s_PRIORITY", (int)(kl - 5 - pl),
+		                 key + 5);
+		for (int i = 12; i < n; i++)
+			var[i] = (char)(var[i] >= 'a' && var[i] <= 'z' ? var[i] - 32 : var[i]);
+		strtol(val, &end, 10);
+		if (!*val || *end || n >= (int)sizeof var)
+			return cmd_usage_error(what, "-ssi %s wants an integer, not '%s'", key,
+			                       val);
+		setenv(var, val, 1);
+		return 0;
+	}
+	return cmd_usage_error(what,
+	                       "unknown SSI parameter '%s' (lamkit takes boot, %sboot_<module>_"
+	                       "priority)",
+	                       key, window ? "boot_base_linear_win_size, " : "");
+}
+
 /* Shared option parsing; `what` is the command. Returns 0 or a usage status. */
 static int parse(const char *what, int argc, char **argv, struct bopts *o)
 {
@@ -35,6 +71,15 @@ static int parse(const char *what, int argc, char **argv, struct bopts *o)
 				return cmd_usage_error(
 				    what, "--verbose= wants a level 0-9, not '%s'", a + 10);
 			o->verbose = (int)v;
+		} else if (!strcmp(a, "-d")) {
+			o->verbose = 3; /* LAM's debug flag: everything */
+		} else if (!strcmp(a, "-ssi")) {
+			if (i + 2 >= argc)
+				return cmd_usage_error(what, "-ssi needs a KEY and a VALUE");
+			int rc = cmd_lam_ssi(what, argv[i + 1], argv[i + 2], &o->boot, &o->window);
+			if (rc)
+				return rc;
+			i += 2;
 		} else if (!strcmp(a, "-k") || !strcmp(a, "--keep-going")) {
 			o->keep_going = 1;
 		} else if (!strcmp(a, "--ship") || !strcmp(a, "--no-ship")) {

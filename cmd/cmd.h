@@ -43,6 +43,11 @@ int cmd_ping(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 
+/* LAM's `-ssi KEY VALUE` on boot, grow and recon: boot (the module: *boot),
+ * boot_base_linear_win_size (*window, when window is not NULL), boot_<module>_priority (sets
+ * LAMKIT_BOOT_<MODULE>_PRIORITY). 0, or a usage status (said). */
+int cmd_lam_ssi(const char *what, const char *key, const char *val, const char **boot, int *window);
+
 struct lua_State;
 /* The recon/wipe result table's rows at stack index idx as a table; returns failed rows. */
 int cmd_print_rows(struct lua_State *L, int idx, int wipe);

@@ -88,11 +88,17 @@ int cmd_recon(int argc, char **argv)
 	double timeout = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose") ||
+		    !strcmp(argv[i], "-d"))
 			verbose = 1;
 		else if (!strcmp(argv[i], "--boot") && i + 1 < argc)
 			boot = argv[++i];
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && atof(argv[i + 1]) > 0)
+		else if (!strcmp(argv[i], "-ssi") && i + 2 < argc) {
+			int rc = cmd_lam_ssi("recon", argv[i + 1], argv[i + 2], &boot, NULL);
+			if (rc)
+				return rc;
+			i += 2;
+		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && atof(argv[i + 1]) > 0)
 			timeout = atof(argv[++i]);
 		else if (argv[i][0] == '-' && argv[i][1])
 			return cmd_usage_error("recon", "unknown option '%s'", argv[i]);

@@ -36,6 +36,10 @@ end
 local function priority_of(name, prio)
   local var = "LAMKIT_BOOT_" .. name:upper() .. "_PRIORITY"
   local v = lamkit.getenv(var)
+  if v == nil or v == "" then -- LAM's own name for it
+    var = "LAM_MPI_SSI_boot_" .. name .. "_priority"
+    v = lamkit.getenv(var)
+  end
   if prio == nil or v == nil or v == "" then return prio end
   local n = math.tointeger(tonumber(v))
   if not n or not v:match("^%s*%-?%d+%s*$") then
@@ -49,11 +53,14 @@ end
 -- (each one as LAMKIT_BOOT_<MODULE>_PRIORITY says, when set).
 function M.choose(schema, opts, where)
   local name, from
-  local env = lamkit.getenv("LAMKIT_BOOT")
+  local env, envname = lamkit.getenv("LAMKIT_BOOT"), "LAMKIT_BOOT"
+  if not env or env == "" then -- LAM's SSI parameter as an environment variable
+    env, envname = lamkit.getenv("LAM_MPI_SSI_boot"), "LAM_MPI_SSI_boot"
+  end
   if opts.boot then
     name, from = opts.boot, nil
   elseif env and env ~= "" then
-    name, from = env, "LAMKIT_BOOT"
+    name, from = env, envname
   elseif schema.boot then
     name = schema.boot
     from = schema.file .. (schema.lines.boot and (":" .. schema.lines.boot) or "")
@@ -356,8 +363,19 @@ local function launcher(ctx, s, argvs, group, st)
   return L
 end
 
+-- LAM's SSI parameter for the window, as an environment variable (lamboot -ssi ... sets it too)
+local function lam_window()
+  local v = lamkit.getenv("LAM_MPI_SSI_boot_base_linear_win_size")
+  if v == nil or v == "" then return nil end
+  local n = math.tointeger(tonumber(v))
+  if not n or n < 1 or not v:match("^%s*%d+%s*$") then
+    error("LAM_MPI_SSI_boot_base_linear_win_size: must be a positive integer, not '" .. v .. "'", 0)
+  end
+  return n
+end
+
 local function param(opts, s, key)
-  local v = opts[key] or s[key] or M.defaults[key]
+  local v = opts[key] or s[key] or (key == "window" and lam_window()) or M.defaults[key]
   return v
 end
 

@@ -390,8 +390,12 @@ function M.search(name, opts)
   if type(name) ~= "string" or name == "" then error("no boot schema given", 0) end
   local cands = { name }
   if not name:find("/", 1, true) then
-    local home = lamkit.getenv("LAMKIT_HOME")
-    if home and home ~= "" then cands[#cands + 1] = home .. "/etc/" .. name end
+    -- ours, then LAM's own homes in LAM's order ($TROLLIUSHOME/etc, $LAMHOME/etc), then the
+    -- install's etc/ (LAM's $sysconf)
+    for _, var in ipairs({ "LAMKIT_HOME", "TROLLIUSHOME", "LAMHOME" }) do
+      local home = lamkit.getenv(var)
+      if home and home ~= "" then cands[#cands + 1] = home .. "/etc/" .. name end
+    end
     if opts and opts.install_etc then cands[#cands + 1] = opts.install_etc .. "/" .. name end
   end
   for _, p in ipairs(cands) do

@@ -190,6 +190,24 @@ ok "$([ $rc -ne 0 ]; echo $?)" "a function that returns no policy fails the job 
 like "$out" "tp\.lua: transport\(job\) returned 7, not a policy string" "in one line naming the schema"
 lk halt >/dev/null 2>&1; is $? 0 "halt"
 
+# LAM's names for the same things (the boot SSI paper): a bhost found in $LAMHOME/etc, -d,
+# -ssi boot / boot_base_linear_win_size / boot_<module>_priority, LAM_MPI_SSI_* in the environment
+mkdir -p "$T/lamhome/etc"
+printf 'n1 cpu=1\nn2 cpu=1\n' >"$T/lamhome/etc/lam.bhost"
+out=$(LAMHOME=$T/lamhome lk boot -d -ssi boot local -ssi boot_base_linear_win_size 1 lam.bhost 2>&1); rc=$?
+is "$rc" 0 "lamboot style: -d -ssi boot local, the bhost found in \$LAMHOME/etc"
+like "$out" "module local \(priority 0\), algorithm windowed, window 1" "-ssi boot_base_linear_win_size sets the window (fake names: local only when forced)"
+like "$out" "start n1: .* agent --boot" "-d shows the launch commands"
+lk halt >/dev/null 2>&1; is $? 0 "halt"
+out=$(LAM_MPI_SSI_boot=local LAM_MPI_SSI_boot_base_linear_win_size=2 LAM_MPI_SSI_boot_local_priority=7 \
+	LAMHOME=$T/lamhome lk boot -v lam.bhost 2>&1); rc=$?
+is "$rc" 0 "LAM_MPI_SSI_boot from the environment"
+like "$out" "module local \(priority 7\), algorithm windowed, window 2" "LAM_MPI_SSI_boot_<module>_priority and _base_linear_win_size"
+lk halt >/dev/null 2>&1; is $? 0 "halt"
+out=$(lk boot -ssi boot_linear_win 3 s.lua 2>&1); rc=$?
+is "$rc" 100 "an unknown SSI parameter: usage error"
+like "$out" "unknown SSI parameter 'boot_linear_win'" "naming it"
+
 # kill -9 every agent with a job running, then wipe: nothing left
 lk boot s.lua >/dev/null 2>&1; is $? 0 "boot again"
 pids=$(agent_pids)
