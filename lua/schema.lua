@@ -106,9 +106,11 @@ end
 
 local function set_fields(b, node, fields, line)
   for k, v in pairs(fields) do
-    if k == "host" then
+    if k == "host" or k == "hostname" then -- hostname: LAM's name for it
       if v ~= node.host then
-        fail(b.file, line, "node '" .. node.host .. "': host is already given as the node name")
+        fail(b.file, line, "node '" .. node.host .. "': " .. (k == "host"
+          and "host is already given as the node name"
+          or ("hostname '" .. tostring(v) .. "' is not the node name (LAM: the node's first word is its host name)")))
       end
     else
       node[k] = check_field(b.file, line, "node '" .. node.host .. "'", k, v)
@@ -168,7 +170,7 @@ local function sandbox(b, src, result)
   lib.node = function(arg)
     local line = schema_line(src)
     if type(arg) == "table" then
-      local node = add_node(b, arg.host, line)
+      local node = add_node(b, arg.host or arg.hostname, line)
       set_fields(b, node, arg, line)
       return node.host
     end

@@ -176,6 +176,13 @@ bbad("b5", "n1 cpu=1 cpu=2\n", "1: 'cpu' given twice", "bhost key twice")
 bbad("b6", "n1\nn2 schedule=perhaps\n",
   "2: node 'n2': schedule must be true/false (yes/no), not 'perhaps'", "bhost schedule")
 bbad("b7.bhost", "n1\nnode \"x\"\n", "2: expected key=value, got '\"x\"'", ".bhost forces bhost")
+bbad("b8", "n1 hostname=n2\n",
+  "1: node 'n1': hostname 'n2' is not the node name (LAM: the node's first word is its host name)",
+  "bhost hostname= (LAM's key) naming another host")
+local hn = S.load(w("b9", "n1 hostname=n1 cpu=2\n"))
+t.is(hn.nodes[1], { host = "n1", cpu = 2, line = 1, schedule = true }, "bhost hostname= as the node's name")
+t.is(S.load(w("hn.lua", 'node { hostname = "n4", cpu = 3 }\n')).nodes[1].host, "n4",
+  "Lua: node { hostname = ... } (LAM's key) names the host")
 bbad("lua-looking", 'boot = "ssh"\nnode "a" {\n', "3: unexpected symbol near <eof>",
   "a Lua-looking file without .lua still reports Lua errors")
 bbad("bh.lua", "n1 cpu=2\n", "1: syntax error near 'cpu'", ".lua forces Lua")
