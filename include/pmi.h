@@ -87,6 +87,19 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], cons
                        int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[],
                        int errors[]);
 
+/* The PMI paper's calls that MPICH did not keep and that clash with none of its names:
+ * PMI_Spawn: maxprocs copies of cmd with argv (NULL-terminated, may be NULL), no info; the new
+ * job's KVS name goes to spawned_kvsname (may be NULL; "" when the launcher does not say it:
+ * lamkit's agents do, on both wires). PMI_Args_to_info: lamkit's launcher takes no arguments
+ * of a program's, so argc/argv stay as they are and infop is not touched. PMI_KVS_iter_first /
+ * _next: PMI_KVS_Iter_first / _next with buffers of PMI_KVS_Get_key_length_max and
+ * PMI_KVS_Get_value_length_max bytes. */
+int PMI_Spawn(const char *cmd, const char *argv[], const int maxprocs, char *spawned_kvsname,
+              const int kvsnamelen);
+int PMI_Args_to_info(int *argcp, char ***argvp, void *infop);
+int PMI_KVS_iter_first(const char *kvsname, char *key, char *val);
+int PMI_KVS_iter_next(const char *kvsname, char *key, char *val);
+
 /* Old API kept for ABI: the id is the KVS name. */
 int PMI_Get_id_length_max(int *length);
 int PMI_Get_id(char id_str[], int length);

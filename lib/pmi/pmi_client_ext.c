@@ -231,6 +231,25 @@ int PMI_KVS_Iter_next(const char kvsname[], char key[], int key_len, char val[],
 	return iter(kvsname, key, key_len, val, val_len);
 }
 
+/* The paper's iterators: buffers as large as PMI_KVS_Get_key/value_length_max say. */
+int PMI_KVS_iter_first(const char *kvsname, char *key, char *val)
+{
+	int kl = 0, vl = 0;
+
+	PMI_KVS_Get_key_length_max(&kl);
+	PMI_KVS_Get_value_length_max(&vl);
+	return PMI_KVS_Iter_first(kvsname, key, kl, val, vl);
+}
+
+int PMI_KVS_iter_next(const char *kvsname, char *key, char *val)
+{
+	int kl = 0, vl = 0;
+
+	PMI_KVS_Get_key_length_max(&kl);
+	PMI_KVS_Get_value_length_max(&vl);
+	return PMI_KVS_Iter_next(kvsname, key, kl, val, vl);
+}
+
 /* ---- spawn ---- */
 
 struct sbuf {
@@ -326,10 +345,12 @@ static void spawn_block(struct sbuf *b, int i, int count, const char *cmd, const
 	sline(b, "endcmd", NULL);
 }
 
-int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], const int maxprocs[],
-                       const int info_keyval_sizesp[], const PMI_keyval_t *info_keyval_vectors[],
-                       int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[],
-                       int errors[])
+/* PMI_Spawn_multiple, and the new job's KVS name into kvsname (when not NULL; "" when the
+ * server does not say it). */
+static int spawn(int count, const char *cmds[], const char **argvs[], const int maxprocs[],
+                 const int info_keyval_sizesp[], const PMI_keyval_t *info_keyval_vectors[],
+                 int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[], int errors[],
+                 char *kvsname, int kvsnamelen)
 {
 	struct sbuf b = {0};
 	char line[PMIC_LINE];
@@ -345,7 +366,7 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], cons
 	if (pmic.ver == 2) {
 		rc = pmic2_spawn(count, cmds, argvs, maxprocs, info_keyval_sizesp,
 		                 info_keyval_vectors, preput_keyval_size, preput_keyval_vector,
-		                 NULL, 0);
+		                 kvsname, kvsnamelen);
 		for (int i = 0; i < count; i++)
 			total += maxprocs[i];
 		for (int i = 0; errors && i < total; i++)
@@ -366,11 +387,43 @@ int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], cons
 		for (int i = 0; errors && i < total; i++)
 			errors[i] = r;
 		rc = r == 0 ? PMI_SUCCESS : PMI_FAIL;
+		if (rc == PMI_SUCCESS && kvsname && kvsnamelen > 0 &&
+		    pmi_wire_get_str(line, (size_t)n, "kvsname", kvsname, (size_t)kvsnamelen) < 0)
+			kvsname[0] = '\0'; /* lamkit's agents say it; other servers need not */
 	} else if (b.bad) {
 		rc = PMI_ERR_INVALID_ARGS;
 	}
 	free(b.p);
 	return rc;
+}
+
+int PMI_Spawn_multiple(int count, const char *cmds[], const char **argvs[], const int maxprocs[],
+                       const int info_keyval_sizesp[], const PMI_keyval_t *info_keyval_vectors[],
+                       int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[],
+                       int errors[])
+{
+	return spawn(count, cmds, argvs, maxprocs, info_keyval_sizesp, info_keyval_vectors,
+	             preput_keyval_size, preput_keyval_vector, errors, NULL, 0);
+}
+
+int PMI_Spawn(const char *cmd, const char *argv[], const int maxprocs, char *spawned_kvsname,
+              const int kvsnamelen)
+{
+	const char **argvs[1] = {argv};
+	int n = maxprocs;
+
+	if (!cmd || maxprocs < 1 || (spawned_kvsname && kvsnamelen < 1))
+		return PMI_ERR_INVALID_ARGS;
+	return spawn(1, &cmd, argvs, &n, NULL, NULL, 0, NULL, NULL, spawned_kvsname,
+	             spawned_kvsname ? kvsnamelen : 0);
+}
+
+int PMI_Args_to_info(int *argcp, char ***argvp, void *infop)
+{
+	(void)infop; /* lamkit's launcher takes no arguments of its own from a program's argv */
+	if (!argcp || !argvp)
+		return PMI_ERR_INVALID_ARGS;
+	return PMI_SUCCESS;
 }
 
 /* ---- legacy calls ---- */

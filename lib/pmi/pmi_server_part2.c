@@ -187,7 +187,10 @@ int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *
 		pmi2_srv_spawn_done(c, rc, kvsname, why);
 		return 0;
 	}
-	if (rc == 0)
+	if (rc == 0 && kvsname && *kvsname && !kvsname[strcspn(kvsname, " \n=")])
+		pmi_srv_reply(c, "cmd=spawn_result rc=0 kvsname=%s",
+		              kvsname); /* lamkit's addition */
+	else if (rc == 0)
 		pmi_srv_reply(c, "cmd=spawn_result rc=0");
 	else
 		pmi_srv_reply(c, "cmd=spawn_result rc=-1 msg=%s",

@@ -15,6 +15,19 @@ P=$LAMKIT_TOP/out/testprogs/pmi_spawn
 left() { pgrep -f "^$P" | tr '\n' ' '; }
 lines() { printf '%s\n' "$1" | grep -c -- "$2"; }
 
+# the PMI paper's PMI_Spawn: the new job's KVS name comes back (lamkit's spawn_result says it);
+# its iterators and PMI_Args_to_info (tests/pmi/pmi_paper.c)
+PP=${P%/*}/pmi_paper
+for v in 1 2; do
+	walk=; [ $v = 2 ] && walk=nowalk
+	out=$(LAMKIT_PMI_VERSION=$v LKX_TIMEOUT=30 lkx --local -n 2 "$PP" $walk 2>&1); rc=$?
+	name=$(printf '%s\n' "$out" | sed -n 's/^paper: spawned 2 as KVS //p')
+	is "$rc:$(lines "$out" "^paper: child [01] of KVS $name\$")" "0:2" \
+		"[PMI-$v] the paper's PMI_Spawn: both children run in the KVS it named ($name)"
+done
+like "$(LAMKIT_PMI_VERSION=1 LKX_TIMEOUT=30 lkx --local -n 2 "$PP" 2>&1)" "paper: walked [0-9]+ pairs, mine OK" \
+	"the paper's PMI_KVS_iter_first/_next walk the job's KVS"
+
 # one node, the local agent
 out=$(LKX_TIMEOUT=30 lkx --local -n 1 "$P" 2>&1); rc=$?
 is "$rc" 0 "-n 1 spawns 2 children, all exit 0"

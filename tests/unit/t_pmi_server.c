@@ -498,10 +498,11 @@ static int say_args(pmi_conn_t *c, int nargs, int argcnt, size_t arglen)
 static void test_spawn_bounds(pmi_conn_t *c)
 {
 	is_int(say_args(c, 1024, 1024, 8), 0, "1024 arguments fed");
-	is_str(next(0), "cmd=spawn_result rc=0", "1024 arguments spawned");
+	is_str(next(0), "cmd=spawn_result rc=0 kvsname=kid-1", "1024 arguments spawned");
 	is_int(F.spawn_argc, 1024, "all 1024 arguments reach ops->spawn");
 	is_int(say_args(c, 2, 2, 10000), 0, "arguments of 10000 bytes fed");
-	is_str(next(0), "cmd=spawn_result rc=0", "a line over PMI_LINE_MAX inside a block");
+	is_str(next(0), "cmd=spawn_result rc=0 kvsname=kid-1",
+	       "a line over PMI_LINE_MAX inside a block");
 	is_int((int)F.spawn_lastlen, 10000, "the long argument arrives whole");
 	F.refused[0] = '\0';
 	is_int(say_args(c, 1, 1, PMI_SPAWN_LINE_MAX + 10), 0, "an overlong argument is read");
@@ -531,7 +532,7 @@ static void test_spawn(void)
 	ops.spawn = f_spawn;
 	c = fresh();
 	say(c, spawn_block);
-	is_str(next(0), "cmd=spawn_result rc=0", "spawned");
+	is_str(next(0), "cmd=spawn_result rc=0 kvsname=kid-1", "spawned");
 	is_str(F.spawn_desc, "2 ./worker [-x] [a b=c] {host=n1} PARENT_ROOT_PORT_NAME=tag#0$",
 	       "fields, info keys passed on");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=2\nspawnssofar=1\npreput_num=1\n"
@@ -540,7 +541,7 @@ static void test_spawn(void)
 	is_int(F.nspawn, 1, "ops->spawn not called before the last block");
 	say(c, "mcmd=spawn\nnprocs=3\nexecname=b\ntotspawns=2\nspawnssofar=2\nargcnt=1\n"
 	       "arg0=zero\npreput_num=1\npreput_key_0=k\npreput_val_0=v\nendcmd\n");
-	is_str(next(0), "cmd=spawn_result rc=0", "one reply after the last block");
+	is_str(next(0), "cmd=spawn_result rc=0 kvsname=kid-1", "one reply after the last block");
 	is_str(F.spawn_desc, "1 a | 3 b [zero] k=v", "both blocks in one call, arg0-based args");
 	is_int(F.nspawn, 2, "ops->spawn once per request");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=fail\nendcmd\n");
@@ -555,7 +556,7 @@ static void test_spawn(void)
 	c = fresh();
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=later\nendcmd\n");
 	is_int(pmi_conn_spawn_done(c, 0, "kid-2", NULL), 0, "answered later");
-	is_str(next(0), "cmd=spawn_result rc=0", "late spawn_result");
+	is_str(next(0), "cmd=spawn_result rc=0 kvsname=kid-2", "late spawn_result");
 	is_int(pmi_conn_spawn_done(c, 0, "kid-2", NULL), -1, "nothing pending: EINVAL");
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=later\nendcmd\n");
 	pmi_conn_spawn_done(c, 1, NULL, "no_free_slots");
@@ -569,7 +570,8 @@ static void test_spawn(void)
 	say(c, "mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=17\nspawnssofar=1\nendcmd\n");
 	is_str(next(0), "cmd=spawn_result rc=-1 msg=too_many_blocks", "block count bounded");
 	say(c, "mcmd=spawn nprocs=3 execname=y\nendcmd\n");
-	ok(strcmp(next(0), "cmd=spawn_result rc=0") == 0 && strcmp(F.spawn_desc, "3 y") == 0,
+	ok(strcmp(next(0), "cmd=spawn_result rc=0 kvsname=kid-1") == 0 &&
+	       strcmp(F.spawn_desc, "3 y") == 0,
 	   "fields on the mcmd line");
 	test_spawn_bounds(c);
 	ops.spawn = NULL;
