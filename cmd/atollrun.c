@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ struct stream {
 };
 
 struct proc {
-	int id, remote, reaped, status;
+	int id, remote, reaped, status, said_done;
 	const char *host;
 	pid_t pid;
 	int in;
@@ -53,7 +54,10 @@ struct run {
 	int64_t t0;
 	struct boot_universe uni; /* when the hosts are the booted universe's */
 	int use_uni, *node_of;    /* node_of[i]: ID i's index in uni.nodes + 1 (0: here) */
-	struct pollfd *pf;        /* 2 per process: stdout, stderr */
+	int ngroups, nmachines;   /* for the session log: groupfile groups, machinefile hosts */
+	char *held;               /* ID 0's output held while the log's step lines are written */
+	size_t held_len, held_cap;
+	struct pollfd *pf; /* 2 per process: stdout, stderr */
 };
 
 static volatile sig_atomic_t got_signal;
@@ -107,23 +111,77 @@ void atl_print_help(void)
 
 /* {==== output, logs and progress */
 
+/* The paper's session log ("[atollrun.py] requesting ports ........... 0 1 --- OK"), with
+ * lamkit's name in the brackets; on stdout, only when r->progress (-v, or stdout a terminal). */
+static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->progress)
+		return;
+	fputs("[atollrun] ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* "name ....": the name and dots to the paper's column, at least three. */
+static void step_head(const char *name)
+{
+	int dots = 27 - (int)strlen(name);
+
+	printf("[atollrun] %s %.*s", name, dots < 3 ? 3 : dots, "..........................");
+}
+
+/* ID 0's lines that came while the log's step lines were being written: held until the init
+ * is over, so that the log reads as the paper's (bounded: past HELD_MAX they go out at once). */
+#define HELD_MAX (1 << 20)
+static void held_flush(struct run *r)
+{
+	if (r->held_len)
+		fwrite(r->held, 1, r->held_len, stdout);
+	free(r->held);
+	r->held = NULL;
+	r->held_len = r->held_cap = 0;
+	fflush(stdout);
+}
+
 static void progress_cb(void *ctx, enum atl_step step, int id)
 {
 	struct run *r = ctx;
 
-	if (!r->progress)
+	if (!r->progress || step == ATL_STEP_INIT) /* INIT is the paper's CONNECTING MACHINES */
 		return;
 	if (id >= 0) {
 		printf(" %d", id);
+		fflush(stdout);
+		return;
+	}
+	if (r->progress_open)
+		printf(" --- OK\n");
+	r->progress_open = 0;
+	if (step == ATL_STEP_PORT)
+		say(r, ">>> PERFORM INITIALIZATION...");
+	if (step == ATL_STEP_FINISH) { /* what __INIT_CONNECTIONS__ got, as the paper's log says */
+		int ignored = 0;
+		step_head("checking results");
+		for (int i = 0; i < r->n; i++) {
+			printf(" %d", i);
+			ignored |= atl_engine_init_status(r->e, i) == ATL_STATUS_IGNORED;
+		}
+		printf(" --- %s\n", ignored ? "IGNORED" : "OK");
+	}
+	if (step == ATL_STEP_RUN) {
+		say(r, "init of %d process(es) finished in %.3f s", r->n,
+		    (double)(core_now_ms() - r->t0) / 1000);
+		say(r, ">>> OBSERVING PROGRAMS...");
+		held_flush(r);
 	} else {
-		if (r->progress_open)
-			printf(" --- OK\n");
-		r->progress_open = 0;
-		if (step == ATL_STEP_RUN)
-			printf("init of %d process(es) finished in %.3f s\n", r->n,
-			       (double)(core_now_ms() - r->t0) / 1000);
-		else
-			printf("%s ...", atl_step_name(step)), r->progress_open = 1;
+		step_head(atl_step_name(step));
+		r->progress_open = 1;
 	}
 	fflush(stdout);
 }
@@ -131,8 +189,29 @@ static void progress_cb(void *ctx, enum atl_step step, int id)
 static void output_cb(void *ctx, int id, const char *line)
 {
 	struct run *r = ctx;
+	size_t n = strlen(line) + 1;
 
-	if (id == 0) {
+	if (id == 0 && r->progress && atl_engine_step(r->e) != ATL_STEP_RUN &&
+	    r->held_len + n <= HELD_MAX) {
+		if (r->held_len + n > r->held_cap) {
+			size_t cap = r->held_cap ? r->held_cap * 2 : 4096;
+			while (cap < r->held_len + n)
+				cap *= 2;
+			char *h = realloc(r->held, cap);
+			if (!h) {
+				held_flush(r);
+				fputs(line, stdout);
+				putchar('\n');
+				return;
+			}
+			r->held = h;
+			r->held_cap = cap;
+		}
+		memcpy(r->held + r->held_len, line, n - 1);
+		r->held[r->held_len + n - 1] = '\n';
+		r->held_len += n;
+	} else if (id == 0) {
+		held_flush(r);
 		fputs(line, stdout);
 		putchar('\n');
 	}
@@ -213,9 +292,7 @@ static int use_universe(struct run *r)
 	}
 	free(sched);
 	r->use_uni = 1;
-	if (r->o.verbose)
-		fprintf(stderr, "atollrun: on the booted universe's %d node(s) (%s)\n", k,
-		        r->uni.module ? r->uni.module : "?");
+	r->nmachines = k;
 	return 0;
 }
 
@@ -244,19 +321,51 @@ static int assign_hosts(struct run *r, char ***mhosts, int *nm)
 			fprintf(stderr, "atollrun: %s\n", err);
 			return -1;
 		}
-		if (r->o.verbose)
-			fprintf(stderr,
-			        "atollrun: %s: %d group(s) checked; ssh keys need no group logins, "
-			        "not used\n",
-			        r->o.groupfile, g);
+		r->ngroups = g;
 	}
 	if (*nm == 0 && r->n > 1 && !r->o.machinefile_given && use_universe(r) < 0)
 		return -1;
 	if (r->use_uni)
 		return 0;
+	r->nmachines = *nm;
 	for (int i = 0; i < r->n; i++)
 		r->p[i].host = i == 0 || *nm == 0 ? core_hostname() : (*mhosts)[(i - 1) % *nm];
 	return 0;
+}
+
+/* The head of the paper's session log: the command line, the group file, where each ID goes. */
+static void log_setup(struct run *r)
+{
+	char args[512] = "";
+
+	if (!r->progress)
+		return;
+	for (int k = 1; k < r->o.argc; k++)
+		snprintf(args + strlen(args), sizeof args - strlen(args), "%s%s", k > 1 ? " " : "",
+		         r->o.argv[k]);
+	say(r, ">>> SCANNING COMMAND LINE...");
+	say(r, "processes      = %d", r->n);
+	say(r, "machinefile    = %s%s", r->o.machinefile,
+	    r->o.machinefile_given || access(r->o.machinefile, F_OK) == 0 ? "" : " (none)");
+	say(r, "groupfile      = %s%s", r->o.groupfile,
+	    r->o.groupfile_given || access(r->o.groupfile, F_OK) == 0 ? "" : " (none)");
+	say(r, "program        = %s", r->o.argv[0]);
+	say(r, "program args   = %s", args);
+	say(r, "stdout logging = %s", r->o.log ? "ENABLED" : "DISABLED");
+	if (r->ngroups) {
+		say(r, ">>> READING GROUP FILE...");
+		say(r, "found %d group(s) (ssh keys need no group logins: checked, not used)",
+		    r->ngroups);
+	}
+	say(r, ">>> MAPPING ID<->MACHINE...");
+	if (r->use_uni)
+		say(r, "found %d node(s) in the booted universe (%s)", r->nmachines,
+		    r->uni.module ? r->uni.module : "?");
+	else
+		say(r, "found %d remote machines in machinefile", r->nmachines);
+	for (int i = 0; i < r->n; i++)
+		say(r, "mapped ID %d --> %s", i, i == 0 ? "localhost" : r->p[i].host);
+	say(r, ">>> CONNECTING MACHINES...");
 }
 
 /* Split the -r command line on blanks. */
@@ -586,7 +695,7 @@ static int init_failed(struct run *r)
 	}
 	if (r->progress_open)
 		printf(" --- FAILED\n");
-	fflush(stdout);
+	held_flush(r);
 	describe_end(p, why, sizeof why);
 	fprintf(stderr, "atollrun: ID %d on %s failed at %s: %s%s; ending all %d process(es)\n", id,
 	        p ? p->host : "?", atl_step_name(step), what, why, r->n);
@@ -604,6 +713,10 @@ static int watch(struct run *r)
 		pump(r);
 		for (int i = 0; i < r->n && !rc; i++) {
 			struct proc *p = &r->p[i];
+			if (p->reaped && p->status == 0 && !p->said_done) {
+				p->said_done = 1;
+				say(r, "ID %d has finished", i);
+			}
 			if (p->reaped && p->status != 0) {
 				char why[400];
 				rc = exit_code(p->status);
@@ -621,8 +734,14 @@ static int watch(struct run *r)
 		if (all_reaped(r) && all_gone < 0)
 			all_gone = core_now_ms();
 		/* what the processes left holding their pipes gets 2 s */
-		if (all_reaped(r) && (!open || core_now_ms() - all_gone > 2000))
+		if (all_reaped(r) && (!open || core_now_ms() - all_gone > 2000)) {
+			if (!rc)
+				for (int i = 0; i < r->n; i++)
+					if (!r->p[i].said_done && r->p[i].status == 0)
+						say(r, "ID %d has finished", i);
+			say(r, ">>> CLEANUP CONNECTIONS...");
 			break;
+		}
 		if (got_signal) {
 			fprintf(stderr, "atollrun: interrupted (signal %d); ending all processes\n",
 			        (int)got_signal);
@@ -649,6 +768,10 @@ static int start_all(struct run *r)
 	for (int i = 0; i < r->n && rc == 0; i++) {
 		r->p[i].id = i;
 		rc = spawn_one(&r->p[i], argvs[i]);
+		if (rc == 0) /* keys, not the paper's passwords: nothing to ask */
+			say(r, "connecting ID %d ... [%-10s] ... %s", i,
+			    r->p[i].remote ? (r->use_uni ? r->uni.module : r->o.rsh) : "local",
+			    r->p[i].remote ? "STARTED" : "NO AUTHENTICATION");
 	}
 	for (int i = 0; i < r->n; i++) {
 		for (int k = 0; argvs[i] && argvs[i][k]; k++)
@@ -717,13 +840,14 @@ int cmd_atollrun(int argc, char **argv)
 	rc = assign_hosts(&r, &mhosts, &nm) < 0 || (r.o.log && open_logs(&r) < 0) ? CORE_EXIT_USAGE
 	                                                                          : 0;
 	if (rc == 0) {
+		log_setup(&r);
 		signal(SIGPIPE, SIG_IGN);
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
 		signal(SIGHUP, on_signal);
 		rc = run_all(&r);
 	}
-	fflush(stdout);
+	held_flush(&r);
 	for (int i = 0; i < r.n; i++) {
 		struct proc *p = &r.p[i];
 		if (p->in >= 0)

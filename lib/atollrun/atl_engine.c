@@ -30,9 +30,9 @@ struct atl_engine {
 
 static const char *const step_names[] = {[ATL_STEP_INIT] = "waiting for processes",
                                          [ATL_STEP_PORT] = "requesting ports",
-                                         [ATL_STEP_VECTOR] = "sending port vectors",
+                                         [ATL_STEP_VECTOR] = "propagating network info",
                                          [ATL_STEP_CONNECT] = "initializing connections",
-                                         [ATL_STEP_FINISH] = "finishing initialization",
+                                         [ATL_STEP_FINISH] = "finishing init procedure",
                                          [ATL_STEP_RUN] = "running",
                                          [ATL_FAILED] = "failed"};
 

@@ -63,7 +63,8 @@ enum atl_status atl_engine_init_status(const atl_engine_t *e, int id);
 /* The port number process id gave (0 = none). */
 uint64_t atl_engine_port(const atl_engine_t *e, int id);
 
-/* "requesting ports", ... (the progress and error wording of each step). */
+/* "requesting ports", ... (the progress and error wording of each step: the Atollrun paper's
+ * session log where it names the step). */
 const char *atl_step_name(enum atl_step s);
 
 #endif

@@ -146,14 +146,14 @@ failcase() { # failcase MODE REGEX DESCRIPTION [atollrun args]
 failcase port_failure "requesting ports: it replied __MY_PORT__FAILURE .*" "a FAILURE port reply"
 failcase before_init "waiting for processes: it ended before sending __ATOLLRUN_INIT__; exit status 4; its last error line: fake: giving up before init" \
 	"a process that exits before init"
-failcase garbage "sending port vectors: 'this is not the protocol' out of order \(expected __PORT_VECTOR_ACCEPTED__\)" \
+failcase garbage "propagating network info: 'this is not the protocol' out of order \(expected __PORT_VECTOR_ACCEPTED__\)" \
 	"garbage instead of a reply"
-failcase out_of_order "sending port vectors: '__FINISHED_INIT__' out of order \(expected __PORT_VECTOR_ACCEPTED__\)" \
+failcase out_of_order "propagating network info: '__FINISHED_INIT__' out of order \(expected __PORT_VECTOR_ACCEPTED__\)" \
 	"a protocol line out of order"
 failcase status_failure "initializing connections: it replied __INIT_STATUS__FAILURE .*" "__INIT_STATUS__FAILURE"
 failcase die "initializing connections: it ended during the init protocol \(no __INIT_STATUS__\); exit status 5; its last error line: fake ID 1: dying mid-protocol" \
 	"a process that dies mid-protocol"
-failcase silent "finishing initialization: no __FINISHED_INIT__ within 3 s" "a silent process"
+failcase silent "finishing init procedure: no __FINISHED_INIT__ within 3 s" "a silent process"
 ok "$([ "$dt" -le 10 ]; echo $?)" "the silent one is caught after the 3 s timeout ($dt s)"
 pids_gone $(cat "$D/pids"); ok $? "its sleeping child is gone too"
 out=$(FAKE_MODE=silent LAMKIT_ATOLLRUN_TIMEOUT=2 fake -p 2 "$T/fake.sh" 2>&1)
@@ -182,8 +182,29 @@ unlike "$(cat "$HOME/.atollrun.log/1.log")" "__" "no protocol lines in the logs"
 # machinefile and groupfile
 printf 'localhost\n# a comment\n\n%s\n' "$H" >"$T/mf"
 out=$(ar -v -m "$T/mf" -p 3 "$PT" 2>&1); like "$out" "porttest: OK" "-m with this host's names runs locally"
-like "$out" "requesting ports \.\.\.( [0-2]){3} --- OK" "-v: progress lines in the paper's style"
-like "$out" "init of 3 process\(es\) finished in [0-9.]+ s" "-v: the init time"
+# the paper's session log (its chapter 2.3), with lamkit's name in the brackets
+like "$out" "^\[atollrun\] >>> SCANNING COMMAND LINE\.\.\.
+\[atollrun\] processes      = 3
+\[atollrun\] machinefile    = $T/mf
+" "-v: the command line as the paper's session shows it"
+like "$out" "\[atollrun\] mapped ID 0 --> localhost
+\[atollrun\] mapped ID 1 --> localhost
+\[atollrun\] mapped ID 2 --> $H
+\[atollrun\] >>> CONNECTING MACHINES\.\.\.
+\[atollrun\] connecting ID 0 \.\.\. \[local     \] \.\.\. NO AUTHENTICATION" "-v: mapping and connecting"
+like "$out" "\[atollrun\] >>> PERFORM INITIALIZATION\.\.\.
+\[atollrun\] requesting ports \.{11}( [0-2]){3} --- OK
+\[atollrun\] propagating network info \.{3}( [0-2]){3} --- OK
+\[atollrun\] initializing connections \.{3}( [0-2]){3} --- OK
+\[atollrun\] checking results \.{11} 0 1 2 --- OK
+\[atollrun\] finishing init procedure \.{3}( [0-2]){3} --- OK
+\[atollrun\] init of 3 process\(es\) finished in [0-9.]+ s
+\[atollrun\] >>> OBSERVING PROGRAMS\.\.\.
+porttest: 3 process" "-v: the init steps as the paper's log, then the program's output"
+like "$out" "\[atollrun\] ID 2 has finished
+\[atollrun\] >>> CLEANUP CONNECTIONS\.\.\.\$" "-v: each ID's end, then the cleanup"
+out=$(ar -v -m "$T/mf" -p 2 "$PT" --no-connect 2>&1)
+like "$out" "checking results \.{11} 0 1 --- IGNORED" "-v: __INIT_STATUS__IGNORED shows as the paper's IGNORED"
 out=$(ar -p 2 "$PT" 2>&1); unlike "$out" "--- OK" "no progress lines when stdout is no terminal"
 printf 'localhost\nbad host\n' >"$T/badmf"
 out=$(ar -m "$T/badmf" -p 2 "$PT" 2>&1); rc=$?
@@ -202,7 +223,8 @@ like "$(cat "$T/rsh.args" 2>/dev/null)" "^(-[^ ]+ )*nohost.invalid " "-r (the pa
 is "$rc" 1 "-r: the failed rsh start is one failure, exit 1"
 rm -f "$HOME/.atollrun_machinefile"
 printf 'g1: localhost, %s\ng2: a,b\n' "$H" >"$T/gf"
-out=$(ar -v -g "$T/gf" -p 2 "$PT" 2>&1); like "$out" "$T/gf: 2 group\(s\) checked" "-g: a groupfile is read and checked"
+out=$(ar -v -g "$T/gf" -p 2 "$PT" 2>&1); like "$out" "\[atollrun\] >>> READING GROUP FILE\.\.\.
+\[atollrun\] found 2 group\(s\)" "-g: a groupfile is read and checked"
 printf 'g1 localhost\n' >"$T/badgf"
 out=$(ar -g "$T/badgf" -p 2 "$PT" 2>&1); rc=$?
 like "$out" "$T/badgf:1: want 'NAME: host, host \.\.\.'" "a bad groupfile names file:line"

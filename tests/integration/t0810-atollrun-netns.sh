@@ -86,9 +86,9 @@ failcase status_failure 2 "initializing connections: it replied __INIT_STATUS__F
 	"__INIT_STATUS__FAILURE on n2"
 failcase die 3 "initializing connections: it ended during the init protocol \(no __INIT_STATUS__\); exit status 5.*" \
 	"death mid-protocol on n3"
-failcase silent 4 "finishing initialization: no __FINISHED_INIT__ within 4 s" "silence on n4"
+failcase silent 4 "finishing init procedure: no __FINISHED_INIT__ within 4 s" "silence on n4"
 pids_gone $(cat "$T/fd/pids" 2>/dev/null); ok $? "the silent process's child on n4 is gone"
-failcase garbage 1 "sending port vectors: 'this is not the protocol' out of order.*" "garbage on n1"
+failcase garbage 1 "propagating network info: 'this is not the protocol' out of order.*" "garbage on n1"
 
 # a node that cannot be reached: ssh fails within the timeout, the others are ended
 netns_block n3
@@ -104,7 +104,7 @@ is "$(ours)" 0 "nothing left running"
 
 # init time of 8 processes on the nodes, and lamkit mpiexec -n 8 of an MPI hello on them
 out=$(ar -v -p 8 "$PT" 2>&1)
-at=$(printf '%s\n' "$out" | sed -n 's/^init of 8 process(es) finished in \([0-9.]*\) s$/\1/p')
+at=$(printf '%s\n' "$out" | sed -n 's/^\[atollrun\] init of 8 process(es) finished in \([0-9.]*\) s$/\1/p')
 like "$at" "^[0-9.]+$" "-v reports the init time of 8 processes"
 HELLO=$LAMKIT_TOP/out/mpi-lamkit/hello
 {
@@ -124,7 +124,7 @@ is "$rc" 0 "lamkit mpiexec -n 8 hello on the same nodes"
 # with a universe booted and no machinefile, its nodes and boot module start the processes
 out=$(cd / && timeout 60 "$LAMKIT" atollrun -v -p 5 "$PT" --test 2>&1); rc=$?
 is "$rc" 0 "no -m: porttest -p 5 on the booted universe's nodes"
-like "$out" "on the booted universe's 4 node\(s\) \(ssh\)" "-v says the universe's nodes are used"
+like "$out" "found 4 node\(s\) in the booted universe \(ssh\)" "-v says the universe's nodes are used"
 for i in 1 2 3 4; do
 	like "$out" "ID $i on n$i port $NETNS_SUBNET\.$((10 + i)):[0-9]+ peers 4/4" "universe: ID $i on n$i"
 done
