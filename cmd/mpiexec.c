@@ -55,7 +55,9 @@ static const char usage[] =
     "MPIEXEC_TIMEOUT)\n"
     "  --kill-grace MS      after forwarding SIGINT/SIGTERM/SIGHUP, SIGKILL the ranks after MS\n"
     "                       milliseconds (default 3000; LAMKIT_KILL_GRACE)\n"
-    "  --mpi KIND           auto (default), mpich, openmpi or none: what environment ranks get\n"
+    "  --mpi KIND           auto (default), mpich, openmpi (Open MPI on PMIx), openmpi-flux (on\n"
+    "                       its PMI-1 flux component), pmix (serve every app PMIx) or none: what\n"
+    "                       environment ranks get\n"
     "  --bind-to KIND       core (rank i on the i-th usable CPU), none, or auto (default: as the\n"
     "                       program's own launcher: Open MPI jobs of <= 2 ranks per node on\n"
     "                       cores, like mpirun; nothing for others, like Hydra)\n"
@@ -256,16 +258,19 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 		} else if (is(n, "mpi")) {
 			NEED(1);
 			const char *k = VAL();
-			o->mpi_kind = is(k, "auto")      ? BOOT_MPI_AUTO
-			              : is(k, "mpich")   ? BOOT_MPI_MPICH
-			              : is(k, "openmpi") ? BOOT_MPI_OPENMPI
-			              : is(k, "none")    ? BOOT_MPI_NONE
-			                                 : -1;
+			o->mpi_kind = is(k, "auto")           ? BOOT_MPI_AUTO
+			              : is(k, "mpich")        ? BOOT_MPI_MPICH
+			              : is(k, "openmpi")      ? BOOT_MPI_OPENMPI
+			              : is(k, "openmpi-flux") ? BOOT_MPI_OPENMPI_FLUX
+			              : is(k, "pmix")         ? BOOT_MPI_PMIX
+			              : is(k, "none")         ? BOOT_MPI_NONE
+			                                      : -1;
 			if (o->mpi_kind < 0)
-				rc = cmd_usage_error("mpiexec",
-				                     "--mpi: auto, mpich, openmpi or none, "
-				                     "not '%s'",
-				                     k);
+				rc = cmd_usage_error(
+				    "mpiexec",
+				    "--mpi: auto, mpich, openmpi, openmpi-flux, pmix "
+				    "or none, not '%s'",
+				    k);
 		} else if (is(n, "bind-to")) {
 			NEED(1);
 			const char *k = VAL();

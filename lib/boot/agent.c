@@ -5,6 +5,7 @@
 #include "job_ps.h"
 #include "launch.h"
 #include "pmi_server.h"
+#include "pmix_host.h"
 #include "session.h"
 #include "spawn.h"
 
@@ -624,6 +625,7 @@ static void agent_teardown(boot_agent_t *ag)
 		free(ag->names[i].port);
 	}
 	free(ag->names);
+	boot_pmix_stop(ag);
 	remove_agent_record(ag);
 	char log[sizeof ag->root + 8];
 	snprintf(log, sizeof log, "%s/log", ag->root);

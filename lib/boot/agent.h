@@ -69,6 +69,7 @@ struct boot_agent {
 		char *name, *port;
 	} * names; /* the universe's published names (served here when this is the head) */
 	int nnames;
+	struct boot_pmix *pmix; /* the PMIx server (pmix_host.c), once a job needs it */
 };
 
 /* The universe's name service, this agent being the head: serve one NAMES frame (r after

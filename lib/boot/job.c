@@ -418,6 +418,7 @@ void boot_job_destroy(boot_job_t *j)
 	stdin_close(j);
 	if (j->drain_timer > 0)
 		core_ev_timer_cancel(j->ag->ev, j->drain_timer);
+	boot_job_pmix_fini(j);
 	boot_job_pmi_destroy(j);
 	boot_job_res_fini(j);
 	if (j->dir[0] && core_rm_rf(j->dir) < 0)
@@ -472,8 +473,10 @@ static const char *const ompi_spawn_names[] = {"MPI_Comm_spawn",
                                                "mpi_comm_spawn_multiple__",
                                                NULL};
 
-/* Which apps are Open MPI programs (DT_NEEDED libmpi.so.40, or --mpi openmpi); for them the
- * embedded libpmi.so goes into the job directory. 0, or -1 with errno. */
+/* Which apps are Open MPI programs (DT_NEEDED libmpi.so.40, or --mpi openmpi) and which are
+ * served PMIx (Open MPI's PMIx component, a program linked with libpmix, --mpi pmix); for Open
+ * MPI on its flux component (--mpi openmpi-flux) the embedded libpmi.so goes into the job
+ * directory. 0, or -1 with errno. */
 static int detect_mpi(boot_job_t *j, char *const *envp)
 {
 	j->app_ompi = calloc((size_t)j->js.napps, sizeof *j->app_ompi);
@@ -482,14 +485,21 @@ static int detect_mpi(boot_job_t *j, char *const *envp)
 	for (int a = 0; a < j->js.napps; a++) {
 		const struct boot_app *app = &j->js.apps[a];
 		const char *path = app_path(j, app, envp, app->wdir ? app->wdir : j->js.wdir);
-		if (j->js.mpi_kind == BOOT_MPI_OPENMPI)
+		int k = j->js.mpi_kind;
+		if (k == BOOT_MPI_OPENMPI)
+			j->app_ompi[a] = BOOT_APP_OMPI | BOOT_APP_PMIX;
+		else if (k == BOOT_MPI_OPENMPI_FLUX)
 			j->app_ompi[a] = BOOT_APP_OMPI;
-		else if (j->js.mpi_kind == BOOT_MPI_AUTO && path)
-			j->app_ompi[a] =
-			    boot_elf_needs(path, "libmpi.so.40") == 1 ? BOOT_APP_OMPI : 0;
-		if (j->app_ompi[a] && path && boot_elf_imports(path, ompi_spawn_names) == 1)
+		else if (k == BOOT_MPI_PMIX)
+			j->app_ompi[a] = BOOT_APP_PMIX;
+		else if (k == BOOT_MPI_AUTO && path && boot_elf_needs(path, "libmpi.so.40") == 1)
+			j->app_ompi[a] = BOOT_APP_OMPI | BOOT_APP_PMIX;
+		else if (k == BOOT_MPI_AUTO && path && boot_elf_needs(path, "libpmix.so") == 1)
+			j->app_ompi[a] = BOOT_APP_PMIX;
+		if (j->app_ompi[a] == BOOT_APP_OMPI && path &&
+		    boot_elf_imports(path, ompi_spawn_names) == 1)
 			j->app_ompi[a] |= BOOT_APP_OMPI_SPAWN;
-		j->ompi |= j->app_ompi[a] != 0;
+		j->ompi |= j->app_ompi[a] == BOOT_APP_OMPI || j->app_ompi[a] & BOOT_APP_OMPI_SPAWN;
 	}
 	if (!j->ompi)
 		return 0;
@@ -582,6 +592,10 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 
 	if (!envp)
 		return -1;
+	if (boot_job_pmix_env(j, r, &envp) < 0) {
+		spawn_failed(j, r, errno, "PMIx registration of the rank");
+		goto out;
+	}
 	if (!(path = app_path(j, app, envp, wdir))) {
 		int e = errno;
 		char what[1024];
@@ -676,9 +690,20 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 	j->nranks = j->js.nranks;
 	j->r = calloc((size_t)j->nranks, sizeof *j->r);
 	snprintf(name, sizeof name, "job-%u", j->js.jobid);
+	for (int i = 0; j->r && i < j->nranks; i++) {
+		struct boot_rank *r = &j->r[i];
+		r->job = j;
+		r->rank = j->js.ranks[i];
+		r->out_fd = r->err_fd = r->pmi_fd = r->pmi_child_fd = -1;
+	}
+	err[0] = '\0';
 	if (!j->r ||
 	    boot_session_mkdir(ag->root, name, j->dir, sizeof j->dir, err, sizeof err) < 0 ||
-	    boot_job_pmi_init(j, err, sizeof err) < 0) {
+	    detect_mpi(j, j->js.env) < 0 || boot_job_pmi_init(j, err, sizeof err) < 0 ||
+	    boot_job_pmix_init(j, err, sizeof err) < 0) {
+		if (!err[0])
+			snprintf(err, sizeof err, "cannot write %.300s for Open MPI: %s",
+			         j->pmi_lib, strerror(errno));
 		core_log(CORE_LOG_ERROR, "agent: job %u: %s", j->js.jobid,
 		         j->r ? err : "out of memory");
 		struct boot_rank dummy = {.rank = j->js.nranks ? j->js.ranks[0] : 0};
@@ -687,15 +712,6 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 		send_u32s(j, BOOT_MSG_JOB_DONE, 0, NULL);
 		return j;
 	}
-	for (int i = 0; i < j->nranks; i++) {
-		struct boot_rank *r = &j->r[i];
-		r->job = j;
-		r->rank = j->js.ranks[i];
-		r->out_fd = r->err_fd = r->pmi_fd = r->pmi_child_fd = -1;
-	}
-	if (detect_mpi(j, j->js.env) < 0)
-		core_log(CORE_LOG_WARN, "agent: job %u: cannot write %s for Open MPI: %s",
-		         j->js.jobid, j->pmi_lib, strerror(errno));
 	if (j->nranks > 1) /* one local rank uses no shared memory */
 		boot_job_res_node_segment(j);
 	for (int i = 0; i < j->nranks; i++) {

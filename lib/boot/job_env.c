@@ -99,20 +99,35 @@ void boot_env_free(char **envp)
 	free(envp); /* one block: pointers and the per-rank strings (see boot_job_env) */
 }
 
-static void ompi_env(boot_job_t *j, struct envb *e)
+static void ompi_env(boot_job_t *j, struct envb *e, int flags)
 {
 	uint32_t h = 2166136261u; /* FNV-1a of the KVS name: the same on every agent of the job */
 
 	for (const char *p = j->js.kvsname; p && *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
-	/* Open MPI's flux component loads our libpmi.so; PMIx variables would win over it */
+	/* PMIx variables from elsewhere never reach a rank: ours come per rank (job_pmix.c), and
+	 * on the flux path they would win over our libpmi.so */
 	env_drop_prefix(e, "PMIX_");
+	if (!(flags & BOOT_APP_OMPI))
+		return; /* a PMIx client that is no Open MPI program */
+	if (flags & BOOT_APP_PMIX) {
+		/* Open MPI 4.1 counts a rank as launched by a resource manager (not a singleton
+		 * that must start its own daemon) only where its schizo framework recognises one:
+		 * Slurm, Flux, LSF's jsm. FLUX_JOB_ID says "direct launch, do not bind" and nothing
+		 * else; without FLUX_PMI_LIBRARY_PATH the flux PMI component stays out, and the
+		 * PMIx component (ext3x) talks to our server */
+		env_drop_prefix(e, "FLUX_PMI_LIBRARY_PATH=");
+		env_drop_prefix(e, "OMPI_MCA_pmix=");
+		env_set(e, "FLUX_JOB_ID", "%u", (unsigned)(h % 32000u) + 1);
+		goto files;
+	}
 	/* a decimal below 32768 (Open MPI 4.1 falls apart above: ranks get different job ids),
 	 * the same for all the job's ranks on every node and distinct for concurrent jobs (Open
 	 * MPI derives its job family from it); its files are per job anyway, see below */
 	env_set(e, "FLUX_JOB_ID", "%u", (unsigned)(h % 32000u) + 1);
 	env_set(e, "FLUX_PMI_LIBRARY_PATH", "%s", j->pmi_lib);
 	env_set(e, "OMPI_MCA_pmix", "flux");
+files:
 	/* its shared-memory files and session directories go into the job's own directory */
 	env_set(e, "OMPI_MCA_btl_vader_backing_directory", "%s", j->dir);
 	env_set(e, "OMPI_MCA_orte_tmpdir_base", "%s", j->dir);
@@ -167,8 +182,8 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_drop_prefix(&e, "LAMKIT_SHM_SEGMENT=");
 	if (j->node_seg[0])
 		env_set(&e, "LAMKIT_SHM_SEGMENT", "%s", j->node_seg);
-	if (j->app_ompi && j->app_ompi[a] && j->pmi_lib[0])
-		ompi_env(j, &e);
+	if (j->app_ompi && j->app_ompi[a] && (j->pmi_lib[0] || j->app_ompi[a] & BOOT_APP_PMIX))
+		ompi_env(j, &e, j->app_ompi[a]);
 	if (e.err || !e.v) {
 		for (int i = 0; i < e.n; i++)
 			free(e.v[i]);

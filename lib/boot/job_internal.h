@@ -14,6 +14,7 @@
 enum {
 	BOOT_APP_OMPI = 1,       /* built with Open MPI: gets its environment and our libpmi.so */
 	BOOT_APP_OMPI_SPAWN = 2, /* ... and imports MPI_Comm_spawn*, which it cannot do under us */
+	BOOT_APP_PMIX = 4, /* served PMIx (job_pmix.c): Open MPI's PMIx path, any PMIx client */
 };
 
 struct boot_rank {
@@ -70,7 +71,8 @@ struct boot_job {
 	char pmi_lib[4300];          /* libpmi.so written for Open MPI programs */
 	struct boot_res *res;        /* registered resources (job_res.c) */
 	int nres, capres;
-	char node_seg[64]; /* the node's MPI segment the agent made for the ranks, or "" */
+	char node_seg[64];        /* the node's MPI segment the agent made for the ranks, or "" */
+	struct boot_job_pmix *px; /* the job's PMIx ranks here (job_pmix.c), or NULL */
 };
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
@@ -106,6 +108,28 @@ void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r);
 void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r);
 
 void boot_job_pmi_destroy(boot_job_t *j);
+
+/* job_pmi.c: the local part of a fence is complete (PMI delta and PMIx contribution, one
+ * batch): up the tree, to the controller or, alone, answered from the loop. */
+void boot_job_fence_enter(boot_job_t *j, const char *batch, size_t len);
+
+/* job_pmix.c: the job's PMIx ranks on this agent. */
+/* Whether app is served PMIx. */
+int boot_job_app_pmix(const boot_job_t *j, const struct boot_app *app);
+/* This agent's ranks that speak PMI-1/PMI-2 (the PMI engine waits for these in a fence). */
+int boot_job_pmi_nlocal(const boot_job_t *j);
+/* Before the ranks start: the agent's PMIx server (started if need be) gets the job as a
+ * namespace. Nothing when no rank here is PMIx. 0, or -1 with err. */
+int boot_job_pmix_init(boot_job_t *j, char *err, size_t errlen);
+/* A PMIx rank's registration and environment (replaces *envp). 0 or -1 (errno). */
+int boot_job_pmix_env(boot_job_t *j, struct boot_rank *r, char ***envp);
+/* The PMI ranks entered a fence with delta: 1 when the PMIx side takes it from here (it
+ * calls boot_job_fence_enter once its own ranks are in too), 0 when this job has none. */
+int boot_job_fence_pmi(boot_job_t *j, const char *delta, size_t len);
+/* The fence ended with the merged batch: answer the PMIx server. */
+void boot_job_pmix_fence_done(boot_job_t *j, const char *batch, size_t len);
+/* Job end: the namespace goes, a fence still open is answered. Accepts a job without. */
+void boot_job_pmix_fini(boot_job_t *j);
 
 /* job_env.c: the environment of one rank; NULL-terminated, malloc'd. */
 char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,

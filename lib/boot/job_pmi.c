@@ -30,12 +30,23 @@ static void op_send(void *arg, pmi_conn_t *c, const char *line, size_t len)
 		         strerror(errno));
 }
 
+/* The fence ended with the merged batch: the PMI ranks' KVS and the PMIx server's. */
+static void fence_finish(boot_job_t *j, const char *p, size_t n)
+{
+	if (pmi_server_fence_done(j->pmi, p, n) < 0)
+		core_log(CORE_LOG_ERROR, "agent: job %u: malformed fence data", j->js.jobid);
+	boot_job_pmix_fence_done(j, p, n);
+}
+
 static void fence_local(core_ev_t *ev, void *arg)
 {
 	boot_job_t *j = arg;
+	struct core_wbuf acc = j->fence_acc;
 
 	j->fence_timer = 0;
-	pmi_server_fence_done(j->pmi, NULL, 0);
+	memset(&j->fence_acc, 0, sizeof j->fence_acc);
+	fence_finish(j, acc.p, acc.len);
+	core_w_free(&acc);
 }
 
 /* {==== the fence tree: children's deltas merge here, go up, and the root's answer comes
@@ -139,9 +150,7 @@ static void tree_try(boot_job_t *j)
 	memset(&j->fence_acc, 0, sizeof j->fence_acc);
 	if (!j->js.fence_parent || !*j->js.fence_parent) {
 		send_down(j, acc.p, acc.len);
-		if (pmi_server_fence_done(j->pmi, acc.p, acc.len) < 0)
-			core_log(CORE_LOG_ERROR, "agent: job %u: malformed fence data",
-			         j->js.jobid);
+		fence_finish(j, acc.p, acc.len);
 	} else {
 		struct core_wbuf w = {0};
 		core_w_u32(&w, j->js.jobid);
@@ -190,8 +199,12 @@ void boot_job_forget_link(boot_job_t *j, boot_link_t *l)
 
 static void op_fence(void *arg, const char *delta, size_t len)
 {
-	boot_job_t *j = arg;
+	if (!boot_job_fence_pmi(arg, delta, len)) /* no PMIx ranks here: on at once */
+		boot_job_fence_enter(arg, delta, len);
+}
 
+void boot_job_fence_enter(boot_job_t *j, const char *delta, size_t len)
+{
 	j->fence_epoch++;
 	if (tree_mode(j)) {
 		core_w_bytes(&j->fence_acc, delta, len);
@@ -202,6 +215,7 @@ static void op_fence(void *arg, const char *delta, size_t len)
 	if (j->js.nagents <= 1) {
 		/* every rank is ours: the KVS is complete; answer from the loop, not re-entrantly
 		 */
+		core_w_bytes(&j->fence_acc, delta, len);
 		j->fence_timer = core_ev_timer(j->ag->ev, 0, fence_local, j);
 		return;
 	}
@@ -224,8 +238,7 @@ void boot_job_fence_down(boot_job_t *j, struct core_rbuf *r)
 		return;
 	}
 	send_down(j, p, n); /* our children in the fence tree, if any */
-	if (pmi_server_fence_done(j->pmi, p, n) < 0)
-		core_log(CORE_LOG_ERROR, "agent: job %u: malformed fence data", j->js.jobid);
+	fence_finish(j, p, n);
 }
 
 static void op_abort(void *arg, pmi_conn_t *c, int code, const char *msg)
@@ -676,7 +689,8 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 	struct pmi_server_cfg cfg = {.kvsname = j->js.kvsname,
 	                             .size = j->js.size,
 	                             .universe_size = j->js.universe_size,
-	                             .nlocal = j->nranks,
+	                             .nlocal = boot_job_pmi_nlocal(j) ? boot_job_pmi_nlocal(j)
+	                                                              : j->nranks,
 	                             .appnum = appnum,
 	                             .spawner = j->js.spawner};
 	j->pmi = pmi_server_create(&cfg, &ops, j);

@@ -94,7 +94,7 @@ int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len)
 	js->universe_size = r_int(&r, 1 << 24);
 	js->tag_output = r_int(&r, 1);
 	js->pmi_port = r_int(&r, 1);
-	js->mpi_kind = r_int(&r, BOOT_MPI_NONE);
+	js->mpi_kind = r_int(&r, BOOT_MPI_PMIX);
 	js->oversubscribed = r_int(&r, 1);
 	js->bind = r_int(&r, BOOT_BIND_CORE);
 	js->wdir = r_dup(&r);

@@ -66,7 +66,14 @@ enum { BOOT_PMI_NONE = 0, BOOT_PMI_INIT = 1, BOOT_PMI_FINALIZED = 2 };
 enum boot_bind { BOOT_BIND_AUTO = 0, BOOT_BIND_NONE, BOOT_BIND_CORE };
 
 /* Which MPI the program was built with: decides the environment it gets. */
-enum boot_mpi_kind { BOOT_MPI_AUTO = 0, BOOT_MPI_MPICH, BOOT_MPI_OPENMPI, BOOT_MPI_NONE };
+enum boot_mpi_kind {
+	BOOT_MPI_AUTO = 0,
+	BOOT_MPI_MPICH,
+	BOOT_MPI_OPENMPI, /* Open MPI on its PMIx component */
+	BOOT_MPI_NONE,
+	BOOT_MPI_OPENMPI_FLUX, /* Open MPI on its flux component (PMI-1, our libpmi.so) */
+	BOOT_MPI_PMIX,         /* every app served PMIx */
+};
 
 struct boot_app {
 	char *exe;   /* as given; resolved in PATH on the node */

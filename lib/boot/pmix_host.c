@@ -1,0 +1,294 @@
+/* lib/boot/pmix_host.c: one OpenPMIx server per agent. The library runs its own progress
+ * thread and calls the host's module from it; each call is queued here and an eventfd wakes
+ * the agent's loop, which hands it to the job it concerns (job_pmix.c). Nothing of the agent
+ * is touched from the library's thread. */
+#include "pmix_host.h"
+#include "core.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+struct boot_pmix {
+	boot_agent_t *ag;
+	int efd; /* eventfd: calls are queued */
+	pthread_mutex_t lock;
+	struct boot_pmix_call *head, **tail;
+	char dir[4200];
+};
+
+/* the library's module calls have no host argument: one server per process */
+static struct boot_pmix *the;
+
+static void push(struct boot_pmix_call *c)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&the->lock);
+	c->next = NULL;
+	*the->tail = c;
+	the->tail = &c->next;
+	pthread_mutex_unlock(&the->lock);
+	if (write(the->efd, &one, sizeof one) < 0 && errno != EAGAIN)
+		core_log(CORE_LOG_ERROR, "pmix: cannot wake the agent: %s", strerror(errno));
+}
+
+static struct boot_pmix_call *call_new(int what, const pmix_proc_t *p)
+{
+	struct boot_pmix_call *c = calloc(1, sizeof *c);
+
+	if (c) {
+		c->what = what;
+		if (p) {
+			snprintf(c->nspace, sizeof c->nspace, "%s", p->nspace);
+			c->rank = p->rank;
+		}
+	}
+	return c;
+}
+
+static pmix_status_t m_connected(const pmix_proc_t *proc, void *obj, pmix_op_cbfunc_t cbfunc,
+                                 void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(BOOT_PMIX_CONNECTED, proc);
+
+	if (c)
+		push(c);
+	return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t m_finalized(const pmix_proc_t *proc, void *obj, pmix_op_cbfunc_t cbfunc,
+                                 void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(BOOT_PMIX_FINALIZED, proc);
+
+	if (c)
+		push(c);
+	return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t m_abort(const pmix_proc_t *proc, void *obj, int status, const char msg[],
+                             pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cbfunc,
+                             void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(BOOT_PMIX_ABORT, proc);
+
+	if (!c)
+		return PMIX_ERR_NOMEM;
+	c->status = status;
+	c->msg = strdup(msg ? msg : "");
+	push(c);
+	return PMIX_OPERATION_SUCCEEDED; /* the job ends; the caller waits for that */
+}
+
+/* Whether procs names exactly the whole of one namespace (what MPI_Init's fence does). */
+static int whole_job(const pmix_proc_t procs[], size_t nprocs)
+{
+	return nprocs == 1 && procs[0].rank == PMIX_RANK_WILDCARD;
+}
+
+static pmix_status_t m_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                             size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                             void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(BOOT_PMIX_FENCE, nprocs ? &procs[0] : NULL);
+
+	if (!c)
+		return PMIX_ERR_NOMEM;
+	c->partial = !whole_job(procs, nprocs);
+	c->data = ndata ? malloc(ndata) : NULL;
+	if (ndata && !c->data) {
+		free(c);
+		return PMIX_ERR_NOMEM;
+	}
+	if (ndata)
+		memcpy(c->data, data, ndata);
+	c->ndata = ndata;
+	c->cbfunc = cbfunc;
+	c->cbdata = cbdata;
+	push(c);
+	return PMIX_SUCCESS;
+}
+
+static pmix_status_t m_dmodex(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(BOOT_PMIX_DMODEX, proc);
+
+	if (!c)
+		return PMIX_ERR_NOMEM;
+	c->cbfunc = cbfunc;
+	c->cbdata = cbdata;
+	push(c);
+	return PMIX_SUCCESS;
+}
+
+static pmix_server_module_t module = {
+    .client_connected = m_connected,
+    .client_finalized = m_finalized,
+    .abort = m_abort,
+    .fence_nb = m_fence,
+    .direct_modex = m_dmodex,
+};
+
+static void on_calls(core_ev_t *ev, int fd, unsigned events, void *arg)
+{
+	struct boot_pmix *px = arg;
+	uint64_t n;
+
+	if (read(fd, &n, sizeof n) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&px->lock);
+	struct boot_pmix_call *c = px->head;
+	px->head = NULL;
+	px->tail = &px->head;
+	pthread_mutex_unlock(&px->lock);
+	while (c) {
+		struct boot_pmix_call *next = c->next;
+		boot_job_pmix_call(px->ag, c); /* answers and frees it */
+		c = next;
+	}
+}
+
+int boot_pmix_running(const boot_agent_t *ag)
+{
+	return ag->pmix != NULL;
+}
+
+int boot_pmix_start(boot_agent_t *ag, char *err, size_t errlen)
+{
+	if (ag->pmix)
+		return 0;
+	if (the)
+		return core_errprintf(err, errlen, "PMIx server: one per process");
+	struct boot_pmix *px = calloc(1, sizeof *px);
+	if (!px)
+		return core_errprintf(err, errlen, "out of memory");
+	px->ag = ag;
+	px->tail = &px->head;
+	pthread_mutex_init(&px->lock, NULL);
+	snprintf(px->dir, sizeof px->dir, "%s/pmix", ag->root);
+	px->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (px->efd < 0 || core_mkdir_p(px->dir, 0700) < 0) {
+		core_errprintf(err, errlen, "PMIx server: %s", strerror(errno));
+		goto fail;
+	}
+	the = px;
+	pmix_info_t info[4];
+	bool no = false;
+	PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, px->dir, PMIX_STRING);
+	PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, px->dir, PMIX_STRING);
+	PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
+	PMIX_INFO_LOAD(&info[3], PMIX_SERVER_SYSTEM_SUPPORT, &no, PMIX_BOOL);
+	pmix_status_t rc = PMIx_server_init(&module, info, 4);
+	for (int i = 0; i < 4; i++)
+		PMIX_INFO_DESTRUCT(&info[i]);
+	if (rc != PMIX_SUCCESS) {
+		core_errprintf(err, errlen, "PMIx server: %s", PMIx_Error_string(rc));
+		the = NULL;
+		goto fail;
+	}
+	ag->pmix = px;
+	core_ev_fd(ag->ev, px->efd, CORE_EV_READ, on_calls, px);
+	core_log(CORE_LOG_DEBUG, "agent: PMIx server %s up in %s", PMIx_Get_version(), px->dir);
+	return 0;
+fail:
+	if (px->efd >= 0)
+		close(px->efd);
+	core_rm_rf(px->dir);
+	pthread_mutex_destroy(&px->lock);
+	free(px);
+	return -1;
+}
+
+void boot_pmix_stop(boot_agent_t *ag)
+{
+	struct boot_pmix *px = ag->pmix;
+
+	if (!px)
+		return;
+	on_calls(ag->ev, px->efd, 0, px); /* what is queued: answered while the library runs */
+	PMIx_server_finalize();
+	for (struct boot_pmix_call *c = px->head, *n; c; c = n) { /* came in meanwhile */
+		n = c->next;
+		free(c->msg);
+		free(c->data);
+		free(c);
+	}
+	core_ev_fd_del(ag->ev, px->efd);
+	close(px->efd);
+	core_rm_rf(px->dir);
+	pthread_mutex_destroy(&px->lock);
+	free(px);
+	ag->pmix = NULL;
+	the = NULL;
+}
+
+/* {==== waiting for the library's answer to a call of ours */
+
+struct boot_pmix_wait {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int refs, done;
+	pmix_status_t status;
+};
+
+struct boot_pmix_wait *boot_pmix_wait_new(void)
+{
+	struct boot_pmix_wait *w = calloc(1, sizeof *w);
+
+	if (w) {
+		pthread_mutex_init(&w->m, NULL);
+		pthread_cond_init(&w->cv, NULL);
+		w->refs = 2; /* the waiter and the callback: the last one frees it */
+	}
+	return w;
+}
+
+static void wait_unref(struct boot_pmix_wait *w)
+{
+	pthread_mutex_lock(&w->m);
+	int last = --w->refs == 0;
+	pthread_mutex_unlock(&w->m);
+	if (last) {
+		pthread_mutex_destroy(&w->m);
+		pthread_cond_destroy(&w->cv);
+		free(w);
+	}
+}
+
+void boot_pmix_op_cb(pmix_status_t status, void *cbdata)
+{
+	struct boot_pmix_wait *w = cbdata;
+
+	pthread_mutex_lock(&w->m);
+	w->status = status;
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->m);
+	wait_unref(w);
+}
+
+pmix_status_t boot_pmix_wait(struct boot_pmix_wait *w)
+{
+	struct timespec until;
+	pmix_status_t rc = PMIX_ERR_TIMEOUT;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&w->m);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->m, &until) == 0)
+		;
+	if (w->done)
+		rc = w->status;
+	pthread_mutex_unlock(&w->m);
+	wait_unref(w);
+	return rc;
+}
+
+/* ====} */
