@@ -68,13 +68,14 @@ static void env_set(struct envb *e, const char *key, const char *fmt, ...)
 	env_put(e, kv);
 }
 
-/* Drop every variable whose name starts with prefix. */
-static void env_drop_prefix(struct envb *e, const char *prefix)
+/* Drop every variable whose name starts with prefix, except those starting with keep. */
+static void env_drop_but(struct envb *e, const char *prefix, const char *keep)
 {
 	size_t n = strlen(prefix);
 
 	for (int i = 0; i < e->n;) {
-		if (!strncmp(e->v[i], prefix, n)) {
+		if (!strncmp(e->v[i], prefix, n) &&
+		    !(keep && !strncmp(e->v[i], keep, strlen(keep)))) {
 			free(e->v[i]);
 			e->v[i] = e->v[--e->n];
 			e->v[e->n] = NULL;
@@ -82,6 +83,11 @@ static void env_drop_prefix(struct envb *e, const char *prefix)
 			i++;
 		}
 	}
+}
+
+static void env_drop_prefix(struct envb *e, const char *prefix)
+{
+	env_drop_but(e, prefix, NULL);
 }
 
 const char *boot_env_get(char *const *envp, const char *name)
@@ -106,8 +112,9 @@ static void ompi_env(boot_job_t *j, struct envb *e, int flags)
 	for (const char *p = j->js.kvsname; p && *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
 	/* PMIx variables from elsewhere never reach a rank: ours come per rank (job_pmix.c), and
-	 * on the flux path they would win over our libpmi.so */
-	env_drop_prefix(e, "PMIX_");
+	 * on the flux path they would win over our libpmi.so; the user's PMIx parameters
+	 * (PMIX_MCA_*) go to PMIx clients */
+	env_drop_but(e, "PMIX_", flags & BOOT_APP_PMIX ? "PMIX_MCA_" : NULL);
 	if (!(flags & BOOT_APP_OMPI))
 		return; /* a PMIx client that is no Open MPI program */
 	if (flags & BOOT_APP_PMIX) {

@@ -292,3 +292,18 @@ pmix_status_t boot_pmix_wait(struct boot_pmix_wait *w)
 }
 
 /* ====} */
+
+#ifdef LAMKIT_SANITIZE
+/* The sanitizer variant links Debian's libpmix, whose server keeps some allocations to the end
+ * of the process (its own business, not a leak of ours): LeakSanitizer is told to pass them. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libpmix.so\nleak:libevent\nleak:libhwloc.so\n";
+}
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+	return "print_suppressions=0";
+}
+#endif

@@ -1,8 +1,9 @@
 #!/bin/bash
 # t0600: unmodified Open MPI programs under lamkit mpiexec, recognised by their ELF
-# DT_NEEDED; libpmi.so comes out of the static binary; failures as for MPICH; /dev/shm and
-# the session directory clean after every job; MPICH jobs never see Open MPI's variables.
-# MPI_Comm_spawn, which Open MPI 4.1 does only through PMIx, fails with one line saying so.
+# DT_NEEDED and started on their PMIx component (the agents' PMIx server; t0605 has more of
+# it); failures as for MPICH; /dev/shm and the session directory clean after every job; MPICH
+# jobs never see Open MPI's variables. --mpi openmpi-flux keeps the PMI-1 (flux) path, with
+# libpmi.so out of the static binary; there MPI_Comm_spawn fails with one line saying why.
 # timeout: 400
 . "$(dirname "$0")/../lib/common.sh"
 need_openmpi
@@ -34,8 +35,11 @@ PMIX_RANK=5 PMIX_NAMESPACE=leak lkx -n 2 "$B/hello" >/dev/null; ok $? "leaked PM
 out=$(lkx -n 1 "$MPI_BIN/mpich/envargs" --env FLUX_JOB_ID OMPI_MCA_pmix FLUX_PMI_LIBRARY_PATH)
 like "$out" "env FLUX_JOB_ID unset" "an MPICH job does not get FLUX_JOB_ID"
 like "$out" "env OMPI_MCA_pmix unset" "nor OMPI_MCA_*"
-out=$(lkx --mpi openmpi -n 1 sh -c 'echo $OMPI_MCA_pmix')
-is "$out" "flux" "--mpi openmpi forces the Open MPI environment"
+out=$(lkx --mpi openmpi -n 1 sh -c 'echo ${PMIX_NAMESPACE:+pmix} ${FLUX_PMI_LIBRARY_PATH:+flux}')
+is "$out" "pmix" "--mpi openmpi forces the Open MPI environment, on PMIx"
+out=$(lkx --mpi openmpi-flux -n 1 sh -c 'echo $OMPI_MCA_pmix ${PMIX_NAMESPACE:+pmix}')
+is "$out" "flux" "--mpi openmpi-flux: the flux component and no PMIx"
+like "$(lkx --mpi openmpi-flux -n 4 "$B/ring" 2)" "^ring: OK laps=2 size=4" "Open MPI ring -n 4 on the flux path"
 out=$(lkx --mpi none -n 1 "$B/envargs" --env FLUX_JOB_ID 2>/dev/null)
 like "$out" "env FLUX_JOB_ID unset" "--mpi none gives none (the program then runs as a singleton)"
 
@@ -76,12 +80,12 @@ sess_clean failures
 
 # Open MPI 4.1 spawns only through PMIx; its PMI-1 (flux) component has no spawn: the call
 # fails at once, and the abort line says why
-out=$(lkx -n 1 "$B/spawn" 2>&1); rc=$?
+out=$(lkx --mpi openmpi-flux -n 1 "$B/spawn" 2>&1); rc=$?
 is "$rc" 50 "Open MPI MPI_Comm_spawn under lamkit: MPI_ERR_SPAWN, fatal (exit 50)"
 is "$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" 1 "one line from mpiexec"
 like "$out" "^lamkit mpiexec: rank 0 \(pid [0-9]+ on [^)]+\) called MPI_Abort with code 50: .*Open MPI 4\.1 spawns only through a PMIx server, which lamkit does not serve" \
 	"saying what Open MPI would need"
-out=$(lkx -n 2 "$B/abort" 2>&1)
+out=$(lkx --mpi openmpi-flux -n 2 "$B/abort" 2>&1)
 unlike "$out" "PMIx" "a program that does not import MPI_Comm_spawn gets no such hint"
 shm_clean spawn
 sess_clean spawn

@@ -1,0 +1,95 @@
+#!/bin/bash
+# t0605: the agents serve PMIx (OpenPMIx built into lamkit): OpenPMIx's own example clients
+# and a fence client, Open MPI on its PMIx component (ext3x chosen, a managed launch, not a
+# singleton), in a booted universe of two agents (tree fence) and over --local-agents; an MPMD
+# job of a PMI-1, a Slurm PMI-2 and a PMIx program sharing the job's fences; bad input: a
+# client speaking a PMIx wire version the server does not have, garbage on the server's port,
+# a client killed before its fence: the job ends with one line from mpiexec, the agents serve on.
+# timeout: 300
+. "$(dirname "$0")/../lib/common.sh"
+need_openmpi
+B=$MPI_BIN/openmpi
+inc=/usr/lib/x86_64-linux-gnu/pmix2/include lib=/usr/lib/x86_64-linux-gnu/pmix2/lib
+[ -f "$inc/pmix.h" ] || skip_all "libpmix-dev not installed (packaging/setup-deps installs it)"
+P=$LAMKIT_TOP/out/testprogs
+[ "$LAMKIT_VARIANT" = asan ] && P=$LAMKIT_TOP/out/asan/testprogs
+EX=$LAMKIT_TOP/third_party/pmix-4.2.2/examples
+for p in client hello nodeinfo; do
+	cc -O -o "$T/ex_$p" "$EX/$p.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build OpenPMIx example $p"; }
+done
+cc -O -o "$T/pmix_fence" "$LAMKIT_TOP/tests/pmix/pmix_fence.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build pmix_fence"; }
+have_pmi2=0
+cc -O -DUSE_PMI2 -o "$T/pmi2_mpmd" "$LAMKIT_TOP/tests/pmi/pmi_mpmd.c" -I/usr/include/slurm -lpmi2 2>/dev/null && have_pmi2=1
+
+# one transient agent
+out=$(lkx --mpi pmix -n 4 "$T/ex_client" 2>&1); rc=$?
+is "$rc" 0 "OpenPMIx example client, 4 ranks"
+is "$(printf '%s\n' "$out" | grep -c 'PMIx_Finalize successfully completed')" 4 "every rank got every peer's values and finalized"
+unlike "$out" "failed|FAILED" "no failure reported"
+for p in hello nodeinfo; do
+	out=$(lkx --mpi pmix -n 2 "$T/ex_$p" 2>&1); rc=$?
+	# (fabric coordinates are not served: no fabric plugin, as under srun --mpi=pmix)
+	is "$rc:$(printf '%s\n' "$out" | grep -v coordinates | grep -ci 'fail')" "0:0" "OpenPMIx example $p runs clean"
+done
+out=$(lkx -n 4 "$T/pmix_fence" --fences 3 2>&1); rc=$?
+is "$rc" 0 "a program linked with libpmix is served PMIx without --mpi"
+is "$(printf '%s\n' "$out" | grep -c '^pmix_fence: rank [0-3] ok (4 ranks)')" 4 "put, fence with data, get of every rank, 3 fences"
+out=$(OMPI_MCA_pmix_base_verbose=10 OMPI_MCA_ess_base_verbose=10 lkx -n 2 "$B/hello" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c '^hello from rank [01] of 2')" "0:2" "Open MPI hello, 2 ranks"
+is "$(printf '%s\n' "$out" | grep -c 'pmix) Selected component \[ext3x\]')" 2 "both ranks on Open MPI's PMIx component (ext3x), not flux"
+is "$(printf '%s\n' "$out" | grep -c 'ess) Selected component \[pmi\]')" 2 "a managed launch (ess pmi)"
+unlike "$out" "Selected component \[singleton\]" "no rank fell back to a singleton"
+
+# transient agents, fence over the controller
+out=$(lkx --local-agents 2 --mpi pmix -n 4 "$T/pmix_fence" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence across two agents (--local-agents)"
+like "$(lkx --local-agents 2 -n 4 "$B/collectives" 64 2>&1)" "collectives: OK size=4" "Open MPI collectives across two agents"
+
+# MPMD: PMI-1 (lamkit's libpmi), PMI-2 (Slurm's libpmi2), PMIx: every fence is the job's
+if [ "$have_pmi2" = 1 ]; then
+	mpmd=(-n 2 "$P/pmi_mpmd" 0 2 : -n 2 "$T/pmi2_mpmd" 2 2 : -n 2 "$T/pmix_fence" --peers 4 2 --fences 2)
+	for la in "" "--local-agents 3 -ppn 2"; do
+		# shellcheck disable=SC2086
+		out=$(lkx $la "${mpmd[@]}" 2>&1); rc=$?
+		is "$rc" 0 "MPMD of PMI-1, PMI-2 and PMIx programs ${la:-on one agent}"
+		is "$(printf '%s\n' "$out" | grep -c ' ok')" 6 "each of the 6 ranks passed both fences and read its wire's values"
+	done
+else
+	ok 1 "Slurm's libpmi2 (libpmi2-0-dev) builds pmi_mpmd"
+fi
+
+# a booted universe of two agents: fences go up the agents' tree
+R="$LAMKIT_TMPDIR/lamkit-$(id -u)"
+at_exit '[ -f "'"$R"'/universe" ] && (cd "'"$T"'" && timeout 20 "$LAMKIT" halt >/dev/null 2>&1)'
+printf 'boot = "local"\nfor i = 1, 2 do node("n" .. i) { cpu = 2 } end\n' >"$T/u.lua"
+(cd "$T" && timeout 60 "$LAMKIT" boot u.lua >/dev/null 2>&1); ok $? "boot a universe of 2 local agents"
+apids=$(awk '$1 == "node" { print $8 }' "$R/universe" | tr '\n' ' ')
+out=$(lkx -n 4 "$T/pmix_fence" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence over the universe's agent tree"
+like "$(lkx -n 4 "$B/ring" 3 2>&1)" "ring: OK laps=3 size=4" "Open MPI ring over two universe agents"
+like "$(LKX_TIMEOUT=120 lkx -n 2 --map-by node "$B/large" 2>&1)" "large: OK size=2" "Open MPI large messages between the agents' nodes"
+
+# bad input
+if [ "$LAMKIT_VARIANT" = musl ]; then
+	# (the sanitizer variant runs Debian's libpmix, which has the v1.2 wire: not asked there)
+	out=$(lkx -genv PMIX_MCA_bfrops v12 -n 2 "$B/hello" 2>&1); rc=$?
+	ok "$([ "$rc" -ne 0 ]; echo $?)" "a client speaking a PMIx wire version the server lacks (v1.2) cannot start (exit $rc)"
+	is "$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" 1 "one line from mpiexec"
+fi
+out=$(lkx --mpi pmix -n 2 bash -c 'port=${PMIX_SERVER_URI41##*:}; head -c 65536 /dev/urandom >/dev/tcp/127.0.0.1/$port; sleep 0.2; exec "$0" "$@"' "$T/pmix_fence" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (2 ranks)')" "0:2" "64 KiB of garbage on the PMIx server's port: dropped, the job's ranks are served"
+t0=$(date +%s%N)
+out=$(lkx -n 3 "$T/pmix_fence" --die 1 2>&1); rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 137 "a PMIx client killed before its fence: the job ends with its status (137)"
+is "$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" 1 "one line from mpiexec"
+like "$out" "rank 1 \(pid [0-9]+ on [^)]+\) killed by signal 9" "naming the rank"
+ok "$([ "$ms" -lt 20000 ]; echo $?)" "the others, waiting in the fence, did not hold it up ($ms ms)"
+n=0
+for p in $apids; do pids_gone "$p" || n=$((n + 1)); done
+is "$n" 2 "both agents still run"
+out=$(lkx -n 4 "$T/pmix_fence" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "and serve the next PMIx job"
+(cd "$T" && timeout 20 "$LAMKIT" halt >/dev/null 2>&1); ok $? "halt"
+is "$(ls "$R" 2>/dev/null | grep -v '^universe' | wc -l)" 0 "no session directory left"
+done_testing
