@@ -463,8 +463,9 @@ extern const struct core_blob boot_pmi_so_blobs[];
 static const char *app_path(boot_job_t *j, const struct boot_app *app, char *const *envp,
                             const char *wdir);
 
-/* Open MPI 4.1 spawns only through a PMIx server; the PMI-1 (flux) component it uses under us
- * has no spawn. A program importing these gets a hint when it aborts (job_pmi.c). */
+/* Open MPI 4.1 spawns only through a PMIx server's spawn and connect, which the agents' PMIx
+ * server does not serve yet, and its PMI-1 (flux) component has no spawn. A program importing
+ * these gets a hint when it aborts (job_pmi.c, job_pmix.c). */
 static const char *const ompi_spawn_names[] = {"MPI_Comm_spawn",
                                                "MPI_Comm_spawn_multiple",
                                                "mpi_comm_spawn_",
@@ -496,10 +497,10 @@ static int detect_mpi(boot_job_t *j, char *const *envp)
 			j->app_ompi[a] = BOOT_APP_OMPI | BOOT_APP_PMIX;
 		else if (k == BOOT_MPI_AUTO && path && boot_elf_needs(path, "libpmix.so") == 1)
 			j->app_ompi[a] = BOOT_APP_PMIX;
-		if (j->app_ompi[a] == BOOT_APP_OMPI && path &&
+		if ((j->app_ompi[a] & BOOT_APP_OMPI) && path &&
 		    boot_elf_imports(path, ompi_spawn_names) == 1)
 			j->app_ompi[a] |= BOOT_APP_OMPI_SPAWN;
-		j->ompi |= j->app_ompi[a] == BOOT_APP_OMPI || j->app_ompi[a] & BOOT_APP_OMPI_SPAWN;
+		j->ompi |= (j->app_ompi[a] & BOOT_APP_OMPI) && !(j->app_ompi[a] & BOOT_APP_PMIX);
 	}
 	if (!j->ompi)
 		return 0;

@@ -256,7 +256,7 @@ static void op_abort(void *arg, pmi_conn_t *c, int code, const char *msg)
 		char m[512];
 		snprintf(m, sizeof m,
 		         "%s (if MPI_Comm_spawn failed: Open MPI 4.1 spawns only through a PMIx "
-		         "server, which lamkit does not serve; its PMI-1 component has no spawn)",
+		         "server; its PMI-1 (flux) component, --mpi openmpi-flux, has no spawn)",
 		         msg ? msg : "");
 		core_w_str(&w, m);
 	} else {

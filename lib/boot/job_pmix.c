@@ -486,7 +486,18 @@ static void abort_call(boot_job_t *j, struct boot_pmix_call *c)
 	core_w_u32(&w, j->js.jobid);
 	core_w_u32(&w, (uint32_t)c->rank);
 	core_w_u32(&w, (uint32_t)c->status);
-	core_w_str(&w, c->msg ? c->msg : "");
+	const struct boot_app *app = boot_jobspec_app(&j->js, (int)c->rank);
+	if (app && j->app_ompi && (j->app_ompi[app - j->js.apps] & BOOT_APP_OMPI_SPAWN)) {
+		/* Open MPI says only "N/A": if it was MPI_Comm_spawn, say what it needs */
+		char m[512];
+		snprintf(m, sizeof m,
+		         "%s (if MPI_Comm_spawn failed: Open MPI spawns through PMIx spawn and "
+		         "connect, which lamkit's PMIx server does not serve yet)",
+		         c->msg ? c->msg : "");
+		core_w_str(&w, m);
+	} else {
+		core_w_str(&w, c->msg ? c->msg : "");
+	}
 	boot_job_send(j, BOOT_MSG_ABORT, &w, NULL, 0);
 	core_w_free(&w);
 }

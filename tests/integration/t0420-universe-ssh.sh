@@ -148,6 +148,17 @@ if [ -x "$MPI_BIN/mpich/ring" ]; then
 	is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" \
 		"$(for i in 0 1 2 3; do echo "hello from rank $i of 4 on n$((i + 1))"; done | sort | tr '\n' ' ')" \
 		"--map-by node: rank i on n(i+1)"
+	# Open MPI across the nodes, on the agents' PMIx server (issue 34)
+	if [ -x "$MPI_BIN/openmpi/ring" ]; then
+		out=$(OMPI_MCA_pmix_base_verbose=10 LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/openmpi/ring" 2>&1); rc=$?
+		is "$rc:$(printf '%s\n' "$out" | grep -c '^ring: OK .*size=8')" "0:1" "Open MPI ring on 8 ranks across 4 nodes"
+		is "$(printf '%s\n' "$out" | grep -c 'pmix) Selected component \[ext3x\]')" 8 "every rank on Open MPI's PMIx component"
+		[ "$rc" = 0 ] || { diag "$out"; diag_agent_logs; }
+		out=$(LKX_TIMEOUT=60 lkx -n 8 "$MPI_BIN/openmpi/collectives" 64 2>&1); rc=$?
+		is "$rc:$(printf '%s\n' "$out" | grep -c 'collectives: OK size=8')" "0:1" "Open MPI collectives across nodes"
+		out=$(LKX_TIMEOUT=120 lkx -n 4 --map-by node "$MPI_BIN/openmpi/large" 2>&1); rc=$?
+		is "$rc:$(printf '%s\n' "$out" | grep -c 'large: OK')" "0:1" "Open MPI large messages between nodes"
+	fi
 	# kill -9 every agent and every rank mid-job; wipe cleans every node
 	(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec -n 8 sleep 50 >/dev/null 2>&1) &
 	job=$!

@@ -28,6 +28,9 @@ echo "ring:"; timeout 60 "$LAMKIT" mpiexec -n 8 "$MPI_BIN/mpich/ring" 2>&1; echo
 echo "dirs:"; ls -d "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p* | wc -l
 for d in "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p*; do ls /dev/shm | grep -c -- "^lkmpi-a.*-\${d##*-p}\$"; done | awk '{ s += \$1 } END { print s + 0 }'; echo "rc=0"
 echo "ppn:"; timeout 60 "$LAMKIT" mpiexec -ppn 1 -n 4 "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
+if [ -x "$MPI_BIN/openmpi/ring" ]; then
+	echo "ompi:"; OMPI_MCA_pmix_base_verbose=10 timeout 60 "$LAMKIT" mpiexec -n 8 "$MPI_BIN/openmpi/ring" 2>&1 | grep -E '^ring:|Selected component \[(ext3x|flux)\]|^lamkit'; echo "rc=\${PIPESTATUS[0]}"
+fi
 if [ -x "$DYN" ]; then
 	echo "spawn:"; timeout 60 "$LAMKIT" mpiexec -v -n 2 "$DYN" spawn 4 2>&1; echo "rc=\$?"
 	echo "crash:"; timeout 60 "$LAMKIT" mpiexec -n 2 "$DYN" crash 3 2>&1; echo "rc=\$?"
@@ -58,6 +61,11 @@ like "$(sect ring)" "ring: OK .*size=8" "MPICH ring across the 4 nodes"
 is "$(sect dirs | sed -n 2p)" 4 "four agents, four session dirs on this one machine"
 is "$(sect dirs | sed -n 3p)" 0 "no node segment left by the two jobs"
 is "$(sect ppn | grep '^hello' | sed 's/.* on //' | sort | tr '\n' ' ')" "n1 n2 n3 n4 " "-ppn 1: one rank per node"
+if [ -x "$MPI_BIN/openmpi/ring" ]; then
+	like "$(sect ompi)" "ring: OK .*size=8" "Open MPI ring across the Slurm nodes, on the agents' PMIx server"
+	is "$(sect ompi | grep -c 'Selected component \[ext3x\]')" 8 "every rank on the PMIx component (ext3x)"
+	like "$(sect ompi)" "rc=0" "exit 0"
+fi
 if [ -x "$DYN" ]; then
 	sp=$(sect spawn)
 	like "$sp" "lk_dyn: spawn parents=2 children=4 talked" "2 lamkit-MPI parents on n1 spawn 4 children on the other nodes: they talk both ways"

@@ -83,7 +83,7 @@ sess_clean failures
 out=$(lkx --mpi openmpi-flux -n 1 "$B/spawn" 2>&1); rc=$?
 is "$rc" 50 "Open MPI MPI_Comm_spawn under lamkit: MPI_ERR_SPAWN, fatal (exit 50)"
 is "$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" 1 "one line from mpiexec"
-like "$out" "^lamkit mpiexec: rank 0 \(pid [0-9]+ on [^)]+\) called MPI_Abort with code 50: .*Open MPI 4\.1 spawns only through a PMIx server, which lamkit does not serve" \
+like "$out" "^lamkit mpiexec: rank 0 \(pid [0-9]+ on [^)]+\) called MPI_Abort with code 50: .*Open MPI 4\.1 spawns only through a PMIx server; its PMI-1 \(flux\) component" \
 	"saying what Open MPI would need"
 out=$(lkx --mpi openmpi-flux -n 2 "$B/abort" 2>&1)
 unlike "$out" "PMIx" "a program that does not import MPI_Comm_spawn gets no such hint"

@@ -40,6 +40,11 @@ is "$(printf '%s\n' "$out" | grep -c 'pmix) Selected component \[ext3x\]')" 2 "b
 is "$(printf '%s\n' "$out" | grep -c 'ess) Selected component \[pmi\]')" 2 "a managed launch (ess pmi)"
 unlike "$out" "Selected component \[singleton\]" "no rank fell back to a singleton"
 
+# MPI_Comm_spawn needs PMIx spawn and connect, not served yet: one line says so
+out=$(lkx -n 1 "$B/spawn" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" "50:1" "Open MPI MPI_Comm_spawn on PMIx: MPI_ERR_SPAWN, one line"
+like "$out" "does not serve yet" "saying what is missing"
+
 # transient agents, fence over the controller
 out=$(lkx --local-agents 2 --mpi pmix -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence across two agents (--local-agents)"
