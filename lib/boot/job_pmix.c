@@ -161,6 +161,11 @@ static int add_procs(const boot_job_t *j, void *l, const int *node, int me)
 		rc |=
 		    add_u32(p, PMIX_APP_RANK, app ? (uint32_t)(r - app->first_rank) : (uint32_t)r);
 		rc |= add(p, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+		if (app) { /* the rank's app (Slurm answers APPLDR per rank too) */
+			pmix_rank_t ldr = (pmix_rank_t)app->first_rank;
+			rc |= add(p, PMIX_APPLDR, &ldr, PMIX_PROC_RANK);
+			rc |= add_u32(p, PMIX_APP_SIZE, (uint32_t)app->nprocs);
+		}
 		if (node[r] >= 0) {
 			rc |= add(p, PMIX_LOCAL_RANK, &lr, PMIX_UINT16);
 			rc |= add(p, PMIX_NODE_RANK, &lr, PMIX_UINT16);
