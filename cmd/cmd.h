@@ -42,6 +42,7 @@ int cmd_top(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
+int cmd_pmix_proxy(int argc, char **argv);
 
 /* LAM's `-ssi KEY VALUE` on boot, grow and recon: boot (the module: *boot),
  * boot_base_linear_win_size (*window, when window is not NULL), boot_<module>_priority (sets

@@ -121,6 +121,12 @@ const struct cmd cmd_table[] = {
 	 "  wipe host=H dry=0|1 killed=N gone=N reused=N untrusted=N files=N skipped=N dirs=N failed=N\n"
 	 "or `wipe host=H error=MESSAGE` (exit 111). Problems go to stderr. Exit 1 if failed > 0.\n",
 	 cmd_agent, 1},
+	{"pmix-proxy", NULL, "a libpmi rank's PMIx client under a PMIx launcher",
+	 "lamkit pmix-proxy\n"
+	 "Internal. libpmi starts it when a rank finds PMIx variables and no PMI ones (srun\n"
+	 "--mpi=pmix): it connects to the PMIx server as the rank and answers the rank's PMI-2\n"
+	 "requests on fd 3 with PMIx calls. $LAMKIT_PMIX_PROXY names the binary libpmi runs.\n",
+	 cmd_pmix_proxy, 1},
 	{"atollrun", "atollrun", "start programs that speak the Atollrun stdio init protocol",
 	 NULL, cmd_atollrun, 0},
 	{"version", NULL, "print versions of lamkit, Lua and libsodium",

@@ -218,6 +218,7 @@ void pmic_reset(void)
 {
 	if (pmic.fd >= 0)
 		close(pmic.fd);
+	pmic_pmix_reap();
 	for (size_t i = 0; i < pmic.nlocal; i++) {
 		free(pmic.local[i].key);
 		free(pmic.local[i].val);
@@ -387,8 +388,9 @@ int PMI_Init(int *spawned)
 		return PMI_SUCCESS;
 	}
 	pmic_reset();
-	if (connect_pm() < 0 || (pmic.mode == PMIC_WIRE && handshake() < 0) || pmic.size < 1 ||
-	    pmic.rank < 0 || pmic.rank >= pmic.size) {
+	if (pmic_pmix_bridge() < 0 || connect_pm() < 0 ||
+	    (pmic.mode == PMIC_WIRE && handshake() < 0) || pmic.size < 1 || pmic.rank < 0 ||
+	    pmic.rank >= pmic.size) {
 		pmic_reset();
 		return PMI_FAIL;
 	}

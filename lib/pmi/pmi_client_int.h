@@ -90,6 +90,11 @@ PMI_INTERNAL int pmic_topo_text(char *out, size_t cap);
 
 /* Free everything libpmi holds (after finalize or a failed init). */
 PMI_INTERNAL void pmic_reset(void);
+/* Under a PMIx launcher (PMIx variables, no PMI ones): start `lamkit pmix-proxy` and point
+ * PMI_FD/PMI_JOBID at it (pmi_client_pmix.c). 1 when it did, 0 when not needed, -1 (errno). */
+PMI_INTERNAL int pmic_pmix_bridge(void);
+/* After the PMI socket closed: reap the proxy (at most 2 s). */
+PMI_INTERNAL void pmic_pmix_reap(void);
 
 /* Copy s into out[len] (PMI_ERR_INVALID_LENGTH if it does not fit). */
 PMI_INTERNAL int pmic_copy(char *out, int len, const char *s);

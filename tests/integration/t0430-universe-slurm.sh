@@ -3,14 +3,16 @@
 # slurm boot module is chosen by itself, one srun starts an agent per node (oneshot), MPICH
 # programs run across the nodes with the slots Slurm gave, a second job runs in the same
 # universe, lamkit-MPI ranks spawn children onto the other nodes' free slots (tests/mpi/lk_dyn:
-# both ways, and a crashing child fails the job with one line), halt ends the agents (and so
-# their srun step) and every rank; the allocation ends clean.
+# both ways, and a crashing child fails the job with one line), Open MPI runs on the agents'
+# PMIx server, lamkit's MPI runs under srun --mpi=pmix through `lamkit pmix-proxy`, halt ends
+# the agents (and so their srun step) and every rank; the allocation ends clean.
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, daemons)"
 need_mpich
 DYN=$LAMKIT_TOP/out/mpi-lamkit/lk_dyn
 [ "$LAMKIT_VARIANT" = asan ] && DYN=$LAMKIT_TOP/out/asan/mpi-lamkit/lk_dyn
+LKRING=$(dirname "$DYN")/ring
 . "$LAMKIT_TOP/tests/lib/slurm.sh"
 slurm_deps >/dev/null 2>&1 || skip_all "Slurm packages not installable"
 at_exit slurm_down
@@ -35,6 +37,8 @@ if [ -x "$DYN" ]; then
 	echo "spawn:"; timeout 60 "$LAMKIT" mpiexec -v -n 2 "$DYN" spawn 4 2>&1; echo "rc=\$?"
 	echo "crash:"; timeout 60 "$LAMKIT" mpiexec -n 2 "$DYN" crash 3 2>&1; echo "rc=\$?"
 fi
+# lamkit's own MPI under Slurm's PMIx launcher: libpmi runs the lamkit binary as its PMIx client
+echo "srunpmix:"; LAMKIT_PMIX_PROXY="$LAMKIT" timeout 60 srun --mpi=pmix -n 8 "$LKRING" 2 2>&1; echo "rc=\$?"
 echo "steps:"; squeue -h -s -j "\$SLURM_JOB_ID" -o '%j' 2>&1
 echo "halt:"; timeout 30 "$LAMKIT" halt 2>&1; echo "rc=\$?"
 sleep 1
@@ -61,6 +65,8 @@ like "$(sect ring)" "ring: OK .*size=8" "MPICH ring across the 4 nodes"
 is "$(sect dirs | sed -n 2p)" 4 "four agents, four session dirs on this one machine"
 is "$(sect dirs | sed -n 3p)" 0 "no node segment left by the two jobs"
 is "$(sect ppn | grep '^hello' | sed 's/.* on //' | sort | tr '\n' ' ')" "n1 n2 n3 n4 " "-ppn 1: one rank per node"
+like "$(sect srunpmix)" "ring: OK laps=2 size=8" "a lamkit MPI ring of 8 under srun --mpi=pmix wires up through PMIx (pmix-proxy)"
+like "$(sect srunpmix)" "rc=0" "exit 0"
 if [ -x "$MPI_BIN/openmpi/ring" ]; then
 	like "$(sect ompi)" "ring: OK .*size=8" "Open MPI ring across the Slurm nodes, on the agents' PMIx server"
 	is "$(sect ompi | grep -c 'Selected component \[ext3x\]')" 8 "every rank on the PMIx component (ext3x)"
