@@ -113,7 +113,14 @@ void boot_job_pmi_destroy(boot_job_t *j);
  * batch): up the tree, to the controller or, alone, answered from the loop. */
 void boot_job_fence_enter(boot_job_t *j, const char *batch, size_t len);
 
+/* job_pmi.c: a name-service request of rank to the universe's head agent (js.names_at): 0
+ * when sent (the answer comes to the rank's PMI conn, or to boot_job_pmix_names_done), 1 when
+ * there is none to ask (the job's own table serves). */
+int boot_job_names(boot_job_t *j, int rank, int op, const char *name, const char *port);
+
 /* job_pmix.c: the job's PMIx ranks on this agent. */
+/* The head agent answered a PMIx rank's name-service request (no PMI conn waited for it). */
+void boot_job_pmix_names_done(boot_job_t *j, int rank, int rc, const char *val);
 /* Whether app is served PMIx. */
 int boot_job_app_pmix(const boot_job_t *j, const struct boot_app *app);
 /* This agent's ranks that speak PMI-1/PMI-2 (the PMI engine waits for these in a fence). */

@@ -3,6 +3,7 @@
 #include "core.h"
 #include "job_internal.h"
 #include "pmi_topo.h"
+#include "pmix_host.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -371,8 +372,9 @@ void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r)
 static void names_answer_all(boot_job_t *j, int rc, const char *why)
 {
 	for (int i = 0; i < j->nranks; i++)
-		if (j->r[i].pmi)
-			pmi_conn_names_done(j->r[i].pmi, rc, why); /* EINVAL where none waits */
+		if (!j->r[i].pmi || pmi_conn_names_done(j->r[i].pmi, rc, why) < 0)
+			boot_job_pmix_names_done(j, j->r[i].rank, rc,
+			                         why); /* none waits: nothing */
 }
 
 static void names_ready(boot_link_t *l, void *arg)
@@ -400,8 +402,9 @@ static void names_frame(boot_link_t *l, unsigned type, const char *d, size_t len
 	if (type != BOOT_MSG_NAMES_REPLY || r.err || id != j->js.jobid)
 		return;
 	for (int i = 0; i < j->nranks; i++)
-		if (j->r[i].rank == rank && j->r[i].pmi)
-			pmi_conn_names_done(j->r[i].pmi, rc, val);
+		if (j->r[i].rank == rank &&
+		    (!j->r[i].pmi || pmi_conn_names_done(j->r[i].pmi, rc, val) < 0))
+			boot_job_pmix_names_done(j, rank, rc, val); /* a PMIx rank's request */
 }
 
 static void names_close(boot_link_t *l, int err, const char *why, void *arg)
@@ -445,9 +448,13 @@ static int names_connect(boot_job_t *j)
  * universe) the engine serves the job's own table. */
 static int op_names(void *arg, pmi_conn_t *c, int op, const char *name, const char *port)
 {
-	boot_job_t *j = arg;
 	struct boot_rank *r = conn_rank(c);
-	int rank = r ? r->rank : pmi_conn_rank(c);
+
+	return boot_job_names(arg, r ? r->rank : pmi_conn_rank(c), op, name, port);
+}
+
+int boot_job_names(boot_job_t *j, int rank, int op, const char *name, const char *port)
+{
 	struct core_wbuf w = {0};
 
 	if (!j->js.names_at || !*j->js.names_at || rank < 0)
@@ -535,6 +542,8 @@ static void on_pmi(core_ev_t *ev, int fd, unsigned events, void *arg)
 
 void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r)
 {
+	if (j->px) /* a PMIx rank's finalize is queued before the rank could exit */
+		boot_pmix_drain(j->ag);
 	/* the rank is dead: everything it wrote is in the socket; read it before judging */
 	while (r->pmi_fd >= 0 && r->pmi && pmi_read(j, r) == 1)
 		;

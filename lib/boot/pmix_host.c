@@ -128,7 +128,135 @@ static pmix_status_t m_dmodex(const pmix_proc_t *proc, const pmix_info_t info[],
 	return PMIX_SUCCESS;
 }
 
+static void strv_free(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+void boot_pmix_call_free(struct boot_pmix_call *c)
+{
+	free(c->msg);
+	free(c->data);
+	strv_free(c->keys);
+	strv_free(c->vals);
+	free(c);
+}
+
+/* A published value as the name service keeps it: "\x1b<nspace>\x1f<rank>\x1f<type>\x1f<text>"
+ * (PMI lookups see <text>: pmi_names_plain). Strings and integers; NULL for other types. */
+static char *encode(const pmix_proc_t *p, const pmix_value_t *v)
+{
+	char num[32], *out = NULL;
+	const char *text = num;
+
+	switch (v->type) {
+	case PMIX_STRING:
+		text = v->data.string ? v->data.string : "";
+		break;
+	case PMIX_BOOL:
+		snprintf(num, sizeof num, "%d", v->data.flag ? 1 : 0);
+		break;
+	case PMIX_UINT8:
+		snprintf(num, sizeof num, "%u", v->data.uint8);
+		break;
+	case PMIX_UINT16:
+		snprintf(num, sizeof num, "%u", v->data.uint16);
+		break;
+	case PMIX_UINT32:
+		snprintf(num, sizeof num, "%u", v->data.uint32);
+		break;
+	case PMIX_UINT64:
+	case PMIX_SIZE:
+		snprintf(num, sizeof num, "%llu", (unsigned long long)v->data.uint64);
+		break;
+	case PMIX_INT:
+	case PMIX_INT32:
+		snprintf(num, sizeof num, "%d", v->data.int32);
+		break;
+	case PMIX_INT64:
+		snprintf(num, sizeof num, "%lld", (long long)v->data.int64);
+		break;
+	default:
+		return NULL;
+	}
+	if (asprintf(&out, "\x1b%s\x1f%u\x1f%d\x1f%s", p->nspace, p->rank, (int)v->type, text) < 0)
+		return NULL;
+	return out;
+}
+
+static pmix_status_t m_publish(const pmix_proc_t *proc, const pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(BOOT_PMIX_PUBLISH, proc);
+	size_t n = 0;
+
+	if (!c || !(c->keys = calloc(ninfo + 1, sizeof(char *))) ||
+	    !(c->vals = calloc(ninfo + 1, sizeof(char *)))) {
+		if (c)
+			boot_pmix_call_free(c);
+		return PMIX_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < ninfo; i++) {
+		if (!strncmp(info[i].key, "pmix.", 5))
+			continue; /* a directive (range, persistence, ...): one name service */
+		c->keys[n] = strdup(info[i].key);
+		c->vals[n] = encode(proc, &info[i].value);
+		if (!c->keys[n] || !c->vals[n]) {
+			free(c->keys[n]);
+			c->keys[n] = NULL;
+			boot_pmix_call_free(c);
+			return PMIX_ERR_NOT_SUPPORTED; /* a value type we cannot keep as text */
+		}
+		n++;
+	}
+	c->opcb = cbfunc;
+	c->cbdata = cbdata;
+	push(c);
+	return PMIX_SUCCESS;
+}
+
+static pmix_status_t keys_call(int what, const pmix_proc_t *proc, char **keys,
+                               pmix_op_cbfunc_t opcb, pmix_lookup_cbfunc_t lkcb, void *cbdata)
+{
+	struct boot_pmix_call *c = call_new(what, proc);
+	size_t n = 0;
+
+	while (keys && keys[n])
+		n++;
+	if (!c || !(c->keys = calloc(n + 1, sizeof(char *)))) {
+		free(c);
+		return PMIX_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!(c->keys[i] = strdup(keys[i]))) {
+			boot_pmix_call_free(c);
+			return PMIX_ERR_NOMEM;
+		}
+	c->opcb = opcb;
+	c->lkcb = lkcb;
+	c->cbdata = cbdata;
+	push(c);
+	return PMIX_SUCCESS;
+}
+
+static pmix_status_t m_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                              size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+	return keys_call(BOOT_PMIX_LOOKUP, proc, keys, NULL, cbfunc, cbdata);
+}
+
+static pmix_status_t m_unpublish(const pmix_proc_t *proc, char **keys, const pmix_info_t info[],
+                                 size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+	return keys_call(BOOT_PMIX_UNPUBLISH, proc, keys, cbfunc, NULL, cbdata);
+}
+
 static pmix_server_module_t module = {
+    .publish = m_publish,
+    .lookup = m_lookup,
+    .unpublish = m_unpublish,
     .client_connected = m_connected,
     .client_finalized = m_finalized,
     .abort = m_abort,
@@ -153,6 +281,12 @@ static void on_calls(core_ev_t *ev, int fd, unsigned events, void *arg)
 		boot_job_pmix_call(px->ag, c); /* answers and frees it */
 		c = next;
 	}
+}
+
+void boot_pmix_drain(boot_agent_t *ag)
+{
+	if (ag->pmix)
+		on_calls(ag->ev, ag->pmix->efd, 0, ag->pmix);
 }
 
 int boot_pmix_running(const boot_agent_t *ag)
@@ -216,9 +350,7 @@ void boot_pmix_stop(boot_agent_t *ag)
 	PMIx_server_finalize();
 	for (struct boot_pmix_call *c = px->head, *n; c; c = n) { /* came in meanwhile */
 		n = c->next;
-		free(c->msg);
-		free(c->data);
-		free(c);
+		boot_pmix_call_free(c);
 	}
 	core_ev_fd_del(ag->ev, px->efd);
 	close(px->efd);

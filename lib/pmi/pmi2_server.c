@@ -294,6 +294,10 @@ static int h_lookup(pmi_conn_t *c, const struct pmi2_msg *m)
 	const char *port = name && nlen ? pmi_kvs_get(c->s->names, name, nlen, &plen) : NULL;
 	if (!port)
 		return reply_rc(c, cmd, 1, name && nlen ? "not_found" : "missing_name");
+	if (port[0] == '\x1b') { /* published over PMIx: the value alone */
+		port = pmi_names_plain(port);
+		plen = strlen(port);
+	}
 	pmi2_out_begin(&o, cmd);
 	pmi2_out_add(&o, "rc", "0");
 	pmi2_out_addn(&o, "value", port, plen);

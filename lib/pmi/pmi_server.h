@@ -126,6 +126,14 @@ int pmi_conn_spawn_done(pmi_conn_t *c, int rc, const char *kvsname, const char *
  * (lookup; NULL otherwise), or rc != 0 with a one-word reason (e.g. not_found). 0, or -1
  * with errno EINVAL when none is pending. */
 int pmi_conn_names_done(pmi_conn_t *c, int rc, const char *val);
+/* The job's own name table (no universe name service), for a request from elsewhere (a PMIx
+ * rank): op PMI_NAME_*; lookup sets *val (valid until the table changes). 0, or -1 with a
+ * one-word reason in *why (already_published, not_found, table_full). */
+int pmi_server_names(pmi_server_t *s, int op, const char *name, const char *port, const char **val,
+                     const char **why);
+/* A published value as a PMI client gets it: one published over PMIx carries its publisher and
+ * type ("\x1b<nspace>\x1f<rank>\x1f<type>\x1f<value>"); PMI sees only <value>. */
+const char *pmi_names_plain(const char *val);
 int pmi_conn_rank(const pmi_conn_t *c);
 int pmi_conn_initialized(const pmi_conn_t *c);
 int pmi_conn_finalized(const pmi_conn_t *c);

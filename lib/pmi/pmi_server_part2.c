@@ -37,6 +37,34 @@ int pmi_srv_names_ask(pmi_conn_t *c, int op, const char *name, size_t nlen, cons
 	return 1;
 }
 
+const char *pmi_names_plain(const char *val)
+{
+	if (!val || val[0] != '\x1b')
+		return val;
+	for (int i = 0; i < 3 && val; i++) {
+		val = strchr(val, '\x1f');
+		val = val ? val + 1 : NULL;
+	}
+	return val ? val : "";
+}
+
+int pmi_server_names(pmi_server_t *s, int op, const char *name, const char *port, const char **val,
+                     const char **why)
+{
+	size_t n = strlen(name);
+
+	*why = "not_found";
+	if (op == PMI_NAME_LOOKUP)
+		return (*val = pmi_kvs_get(s->names, name, n, NULL)) ? 0 : -1;
+	if (op == PMI_NAME_UNPUBLISH)
+		return pmi_kvs_del(s->names, name, n);
+	if (pmi_kvs_get(s->names, name, n, NULL))
+		return *why = "already_published", -1;
+	if (pmi_kvs_set(s->names, name, n, port, strlen(port)) < 0)
+		return *why = "table_full", -1;
+	return 0;
+}
+
 int pmi_conn_names_done(pmi_conn_t *c, int rc, const char *val)
 {
 	if (!c || !c->names_op) {
@@ -45,6 +73,8 @@ int pmi_conn_names_done(pmi_conn_t *c, int rc, const char *val)
 	}
 	int op = c->names_op;
 	const char *why = rc && val && *val ? val : "failed";
+	if (rc == 0)
+		val = pmi_names_plain(val);
 	c->names_op = 0;
 	if (c->v2)
 		pmi2_srv_names_done(c, op, rc, val);
@@ -92,7 +122,8 @@ int pmi1_h_lookup(pmi_conn_t *c, const char *line, size_t len)
 	if (!port)
 		return pmi_srv_reply(c, "cmd=lookup_result rc=1 msg=%s",
 		                     svc ? "not_found" : "missing_service");
-	return pmi_srv_reply(c, "cmd=lookup_result port=%s rc=0 msg=success", port);
+	return pmi_srv_reply(c, "cmd=lookup_result port=%s rc=0 msg=success",
+	                     pmi_names_plain(port));
 }
 
 int pmi1_h_unpublish(pmi_conn_t *c, const char *line, size_t len)

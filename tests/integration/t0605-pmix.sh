@@ -14,7 +14,7 @@ inc=/usr/lib/x86_64-linux-gnu/pmix2/include lib=/usr/lib/x86_64-linux-gnu/pmix2/
 P=$LAMKIT_TOP/out/testprogs
 [ "$LAMKIT_VARIANT" = asan ] && P=$LAMKIT_TOP/out/asan/testprogs
 EX=$LAMKIT_TOP/third_party/pmix-4.2.2/examples
-for p in client hello nodeinfo; do
+for p in client hello nodeinfo pub; do
 	cc -O -o "$T/ex_$p" "$EX/$p.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build OpenPMIx example $p"; }
 done
 cc -O -o "$T/pmix_fence" "$LAMKIT_TOP/tests/pmix/pmix_fence.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build pmix_fence"; }
@@ -26,7 +26,7 @@ out=$(lkx --mpi pmix -n 4 "$T/ex_client" 2>&1); rc=$?
 is "$rc" 0 "OpenPMIx example client, 4 ranks"
 is "$(printf '%s\n' "$out" | grep -c 'PMIx_Finalize successfully completed')" 4 "every rank got every peer's values and finalized"
 unlike "$out" "failed|FAILED" "no failure reported"
-for p in hello nodeinfo; do
+for p in hello nodeinfo pub; do
 	out=$(lkx --mpi pmix -n 2 "$T/ex_$p" 2>&1); rc=$?
 	# (fabric coordinates are not served: no fabric plugin, as under srun --mpi=pmix)
 	is "$rc:$(printf '%s\n' "$out" | grep -v coordinates | grep -ci 'fail')" "0:0" "OpenPMIx example $p runs clean"
@@ -50,15 +50,17 @@ out=$(lkx --local-agents 2 --mpi pmix -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence across two agents (--local-agents)"
 like "$(lkx --local-agents 2 -n 4 "$B/collectives" 64 2>&1)" "collectives: OK size=4" "Open MPI collectives across two agents"
 
-# MPMD: PMI-1 (lamkit's libpmi), PMI-2 (Slurm's libpmi2), PMIx: every fence is the job's
+# MPMD: PMI-1 (lamkit's libpmi), PMI-2 (Slurm's libpmi2), PMIx: every fence is the job's,
+# and the name service one (each app's first rank publishes, every rank looks up the others')
+mpmd=(-n 2 "$P/pmi_mpmd" 0 2 svc-pmi1 svc-pmi2 svc-pmix : -n 2 "$T/pmi2_mpmd" 2 2 svc-pmi2 svc-pmi1 svc-pmix
+	: -n 2 "$T/pmix_fence" --peers 4 2 --fences 2 --svc svc-pmix svc-pmi1 svc-pmi2)
 if [ "$have_pmi2" = 1 ]; then
-	mpmd=(-n 2 "$P/pmi_mpmd" 0 2 : -n 2 "$T/pmi2_mpmd" 2 2 : -n 2 "$T/pmix_fence" --peers 4 2 --fences 2)
-	for la in "" "--local-agents 3 -ppn 2"; do
-		# shellcheck disable=SC2086
-		out=$(lkx $la "${mpmd[@]}" 2>&1); rc=$?
-		is "$rc" 0 "MPMD of PMI-1, PMI-2 and PMIx programs ${la:-on one agent}"
-		is "$(printf '%s\n' "$out" | grep -c ' ok')" 6 "each of the 6 ranks passed both fences and read its wire's values"
-	done
+	out=$(lkx "${mpmd[@]}" 2>&1); rc=$?
+	is "$rc" 0 "MPMD of PMI-1, PMI-2 and PMIx programs on one agent"
+	is "$(printf '%s\n' "$out" | grep -c ' ok')" 6 "each of the 6 ranks passed both fences and read its wire's values"
+	is "$(printf '%s\n' "$out" | grep -c '2 services found')" 4 "PMI ranks found the services the others published (PMIx's too)"
+	out=$(lkx --local-agents 3 -ppn 2 -n 2 "$P/pmi_mpmd" 0 2 : -n 2 "$T/pmi2_mpmd" 2 2 : -n 2 "$T/pmix_fence" --peers 4 2 --fences 2 2>&1); rc=$?
+	is "$rc:$(printf '%s\n' "$out" | grep -c ' ok')" "0:6" "the same over three agents: one fence across the wires"
 else
 	ok 1 "Slurm's libpmi2 (libpmi2-0-dev) builds pmi_mpmd"
 fi
@@ -72,6 +74,11 @@ apids=$(awk '$1 == "node" { print $8 }' "$R/universe" | tr '\n' ' ')
 out=$(lkx -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence over the universe's agent tree"
 like "$(lkx -n 4 "$B/ring" 3 2>&1)" "ring: OK laps=3 size=4" "Open MPI ring over two universe agents"
+if [ "$have_pmi2" = 1 ]; then
+	out=$(lkx -ppn 2 "${mpmd[@]}" 2>&1); rc=$?
+	is "$rc:$(printf '%s\n' "$out" | grep -c ' ok')" "0:6" "MPMD of the three wires over the universe's agents"
+	is "$(printf '%s\n' "$out" | grep -c '2 services found')" 4 "names published over PMIx and PMI found through the head agent"
+fi
 like "$(LKX_TIMEOUT=120 lkx -n 2 --map-by node "$B/large" 2>&1)" "large: OK size=2" "Open MPI large messages between the agents' nodes"
 
 # bad input

@@ -1,11 +1,14 @@
 /* tests/pmix/pmix_fence.c: a PMIx client (built against Debian's libpmix at test time) that
  * checks the job facts the launcher registered, then puts a value, fences with data
  * collection and gets every PMIx peer's value; optionally times fences.
- *   pmix_fence [--peers FIRST N] [--fences K] [--die R] [--time ITERS]
+ *   pmix_fence [--peers FIRST N] [--fences K] [--die R] [--time ITERS] [--svc MINE OTHER...]
  * --peers: the job's PMIx ranks are FIRST..FIRST+N-1 (an MPMD job mixing PMI and PMIx; default
  * all); --fences: fences in all (the first collects the values); --die R: rank R kills itself
  * instead of entering the first fence; --time: ITERS more fences with data, rank 0 prints the
- * mean in microseconds. (Keys starting with "pmix" are reserved to PMIx itself.) Prints "pmix_fence: rank R ok (S ranks)" on success. */
+ * mean in microseconds; --svc: the first of the peers publishes MINE (port "port-of-MINE")
+ * before the first fence, every rank looks up the OTHER services after it (the last option). (Keys
+ * starting with "pmix" are reserved to PMIx itself.) Prints "pmix_fence: rank R ok (S ranks)" on
+ * success. */
 #include <pmix.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,7 +54,7 @@ static int get_u32(const char *key, pmix_rank_t rank, uint32_t *out)
 
 int main(int argc, char **argv)
 {
-	int first = 0, n = -1, fences = 1, die = -1, iters = 0;
+	int first = 0, n = -1, fences = 1, die = -1, iters = 0, svc = 0;
 	pmix_status_t rc;
 	uint32_t size = 0, lrank = 0;
 
@@ -65,6 +68,9 @@ int main(int argc, char **argv)
 			die = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
 			iters = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--svc") && i + 1 < argc) {
+			svc = ++i;
+			break;
 		}
 	}
 	if ((rc = PMIx_Init(&me, NULL, 0)) != PMIX_SUCCESS)
@@ -86,6 +92,15 @@ int main(int argc, char **argv)
 	PMIX_VALUE_DESTRUCT(&v);
 	if (die == (int)me.rank)
 		raise(SIGKILL);
+	if (svc && (int)me.rank == first) {
+		pmix_info_t pub;
+		char port[256];
+		snprintf(port, sizeof port, "port-of-%s", argv[svc]);
+		PMIX_INFO_LOAD(&pub, argv[svc], port, PMIX_STRING);
+		if ((rc = PMIx_Publish(&pub, 1)) != PMIX_SUCCESS)
+			return fail("PMIx_Publish", rc);
+		PMIX_INFO_DESTRUCT(&pub);
+	}
 	pmix_info_t collect;
 	bool yes = true;
 	PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
@@ -103,6 +118,18 @@ int main(int argc, char **argv)
 		if (got->type != PMIX_STRING || strcmp(got->data.string, want))
 			return fail("wrong value", PMIX_ERROR);
 		PMIX_VALUE_RELEASE(got);
+	}
+	for (int i = svc ? svc + 1 : argc; i < argc; i++) {
+		pmix_pdata_t pd;
+		char want[256];
+		PMIX_PDATA_CONSTRUCT(&pd);
+		snprintf(pd.key, sizeof pd.key, "%s", argv[i]);
+		snprintf(want, sizeof want, "port-of-%s", argv[i]);
+		if ((rc = PMIx_Lookup(&pd, 1, NULL, 0)) != PMIX_SUCCESS)
+			return fail(argv[i], rc);
+		if (pd.value.type != PMIX_STRING || strcmp(pd.value.data.string, want))
+			return fail("wrong service port", PMIX_ERROR);
+		PMIX_PDATA_DESTRUCT(&pd);
 	}
 	for (int f = 1; f < fences; f++)
 		if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS)
