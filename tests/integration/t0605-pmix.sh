@@ -14,7 +14,7 @@ inc=/usr/lib/x86_64-linux-gnu/pmix2/include lib=/usr/lib/x86_64-linux-gnu/pmix2/
 P=$LAMKIT_TOP/out/testprogs
 [ "$LAMKIT_VARIANT" = asan ] && P=$LAMKIT_TOP/out/asan/testprogs
 EX=$LAMKIT_TOP/third_party/pmix-4.2.2/examples
-for p in client hello nodeinfo pub; do
+for p in client hello pub; do
 	cc -O -o "$T/ex_$p" "$EX/$p.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build OpenPMIx example $p"; }
 done
 cc -O -o "$T/pmix_fence" "$LAMKIT_TOP/tests/pmix/pmix_fence.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build pmix_fence"; }
@@ -26,10 +26,9 @@ out=$(lkx --mpi pmix -n 4 "$T/ex_client" 2>&1); rc=$?
 is "$rc" 0 "OpenPMIx example client, 4 ranks"
 is "$(printf '%s\n' "$out" | grep -c 'PMIx_Finalize successfully completed')" 4 "every rank got every peer's values and finalized"
 unlike "$out" "failed|FAILED" "no failure reported"
-for p in hello nodeinfo pub; do
+for p in hello pub; do
 	out=$(lkx --mpi pmix -n 2 "$T/ex_$p" 2>&1); rc=$?
-	# (fabric coordinates are not served: no fabric plugin, as under srun --mpi=pmix)
-	is "$rc:$(printf '%s\n' "$out" | grep -v coordinates | grep -ci 'fail')" "0:0" "OpenPMIx example $p runs clean"
+	is "$rc:$(printf '%s\n' "$out" | grep -ci 'fail')" "0:0" "OpenPMIx example $p runs clean"
 done
 out=$(lkx -n 4 "$T/pmix_fence" --fences 3 2>&1); rc=$?
 is "$rc" 0 "a program linked with libpmix is served PMIx without --mpi"
@@ -48,7 +47,6 @@ like "$out" "does not serve yet" "saying what is missing"
 # transient agents, fence over the controller
 out=$(lkx --local-agents 2 --mpi pmix -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence across two agents (--local-agents)"
-like "$(lkx --local-agents 2 -n 4 "$B/collectives" 64 2>&1)" "collectives: OK size=4" "Open MPI collectives across two agents"
 
 # MPMD: PMI-1 (lamkit's libpmi), PMI-2 (Slurm's libpmi2), PMIx: every fence is the job's,
 # and the name service one (each app's first rank publishes, every rank looks up the others')
@@ -79,7 +77,6 @@ if [ "$have_pmi2" = 1 ]; then
 	is "$rc:$(printf '%s\n' "$out" | grep -c ' ok')" "0:6" "MPMD of the three wires over the universe's agents"
 	is "$(printf '%s\n' "$out" | grep -c '2 services found')" 4 "names published over PMIx and PMI found through the head agent"
 fi
-like "$(LKX_TIMEOUT=120 lkx -n 2 --map-by node "$B/large" 2>&1)" "large: OK size=2" "Open MPI large messages between the agents' nodes"
 
 # bad input
 if [ "$LAMKIT_VARIANT" = musl ]; then
