@@ -25,6 +25,8 @@ ok "$([ -f "$d/share/bash-completion/completions/lamkit" ] &&
 	[ -f "$d/share/zsh/site-functions/_lamkit" ]; echo $?)" "bash and zsh completion shipped"
 ok "$([ -s "$d/share/licenses/LICENSE.lua" ] && grep -q 'Lua.org, PUC-Rio' "$d/share/licenses/LICENSE.lua"; echo $?)" "Lua licence included"
 ok "$([ -s "$d/share/licenses/LICENSE.libsodium" ]; echo $?)" "libsodium licence included"
+ok "$([ -s "$d/share/licenses/LICENSE.openpmix" ] && [ -s "$d/share/licenses/LICENSE.libevent" ] &&
+	[ -s "$d/share/licenses/LICENSE.hwloc" ]; echo $?)" "OpenPMIx, libevent and hwloc licences included"
 cd "$T" && printf '#include <mpi.h>\n#include <stdio.h>\nint main(int c, char **v) { int r; MPI_Init(&c, &v); MPI_Comm_rank(MPI_COMM_WORLD, &r); printf("r%%d\\n", r); MPI_Finalize(); return 0; }\n' >m.c
 "$d/bin/mpicc" -musl -o "$T/m" m.c; ok $? "the release's mpicc -musl finds include/ and lib/ next to bin/"
 is "$("$d/bin/mpiexec" -n 2 "$T/m" | sort | tr '\n' ' ')" "r0 r1 " "and the program runs under the release's mpiexec"
