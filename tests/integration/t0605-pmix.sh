@@ -100,5 +100,8 @@ is "$n" 2 "both agents still run"
 out=$(lkx -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "and serve the next PMIx job"
 (cd "$T" && timeout 20 "$LAMKIT" halt >/dev/null 2>&1); ok $? "halt"
-is "$(ls "$R" 2>/dev/null | grep -v '^universe' | wc -l)" 0 "no session directory left"
+wait_gone 5 $apids; ok $? "both agents gone"
+left=$(ls "$R" 2>/dev/null | grep -v '^universe')
+is "$(printf '%s' "$left" | grep -c .)" 0 "no session directory left"
+[ -z "$left" ] || diag "$(cd "$R" && find $left | head)"
 done_testing
