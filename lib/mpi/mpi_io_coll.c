@@ -106,10 +106,9 @@ static void decide(struct coll *x)
 	int n = x->f->comm->size;
 
 	for (int r = 0; r < n; r++)
-		if (x->all[r].err != MPI_SUCCESS) {
-			x->err =
-			    x->all[r].err; /* a rank's arguments were wrong: every rank fails */
-			x->state = S_FINAL;
+		if (x->all[r].err != MPI_SUCCESS) { /* a rank's arguments were wrong: all fail */
+			x->err = x->all[r].err;
+			x->state = S_DONE;
 			return;
 		}
 	if (!use_tp(x)) {

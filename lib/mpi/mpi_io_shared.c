@@ -5,8 +5,9 @@
  * puts the pointer back to 0 by moving every rank to the next epoch (a value of an older epoch
  * reads as 0), so it needs no write and no barrier of its own.
  *
- * Where the file's ranks share one node the counter lives in /dev/shm (a POSIX shm object
- * registered in the session directory, so that the agent removes it if the job dies); where
+ * Where the file's ranks share one node the counter lives in /dev/shm (a POSIX shm object,
+ * /lkmpi-io-CTX-PID, registered in the session directory so that the agent removes it if the
+ * job dies); where
  * they span nodes, next to the file itself (".NAME.lkshfp.PID.CTX"), on the file system every
  * rank already reaches it through, whose locks every node sees (ROMIO does the same). No rank
  * has to serve the others: a rank that computes does not hold anyone up. */
@@ -30,7 +31,7 @@ static int name(struct mpio_file *f)
 	if (f->shfp_path)
 		return MPI_SUCCESS;
 	if (f->nnodes == 1) {
-		snprintf(buf, sizeof(buf), "/lkmpi-io-%d-%u", f->shfp_pid, f->comm->ctx);
+		snprintf(buf, sizeof(buf), "/lkmpi-io-%u-%d", f->comm->ctx, f->shfp_pid);
 	} else {
 		slash = strrchr(f->path, '/');
 		if (slash)
