@@ -223,7 +223,7 @@ static int indep(MPI_File fh, int write, int where, MPI_Offset offset, const voi
 	f->pending++;
 	if (!a.n)
 		x->flag = 1;
-	else if ((rc = mpio_thread_run(indep_run, x, &x->flag)) != MPI_SUCCESS) {
+	else if ((rc = mpio_thread_run(indep_run, x, &x->flag, 0)) != MPI_SUCCESS) {
 		x->rc = rc;
 		x->flag = 1;
 	}
@@ -262,7 +262,7 @@ static int ordered(struct mpio_file *f, MPI_Offset ne, MPI_Offset *s)
 /* Start a collective access; its request in *r. A rank whose arguments are wrong still takes
  * part (its error travels with its part of the exchange, so every rank fails). MPI code. */
 static int coll_start(struct mpio_file *f, int write, int where, MPI_Offset offset, const void *buf,
-                      int count, MPI_Datatype type, struct lk_request **r)
+                      int count, MPI_Datatype type, int blocking, struct lk_request **r)
 {
 	struct mpio_acc a = {0};
 	MPI_Offset s = 0, ne = etypes(f, count, mpii_dt(type));
@@ -287,6 +287,7 @@ static int coll_start(struct mpio_file *f, int write, int where, MPI_Offset offs
 		a.write = write;
 		a.err = rc;
 	}
+	a.blocking = blocking;
 	*r = mpio_req_new(f);
 	if (!*r) {
 		mpio_acc_finish(&a, NULL);
@@ -307,7 +308,7 @@ static int coll(MPI_File fh, int write, int where, MPI_Offset offset, const void
 	if (req)
 		*req = MPI_REQUEST_NULL;
 	before = f->fp;
-	rc = coll_start(f, write, where, offset, buf, count, type, &r);
+	rc = coll_start(f, write, where, offset, buf, count, type, !req, &r);
 	if (rc != MPI_SUCCESS)
 		return mpio_err(f, rc, fn);
 	if (req) {
@@ -338,7 +339,7 @@ static int split_begin(MPI_File fh, int kind, int write, int where, MPI_Offset o
 	MPIO_FILE(f, fh, fn);
 	if (f->split)
 		return mpio_err(f, MPI_ERR_OTHER, fn); /* one split collective at a time per file */
-	rc = coll_start(f, write, where, offset, buf, count, type, &r);
+	rc = coll_start(f, write, where, offset, buf, count, type, 0, &r);
 	if (rc != MPI_SUCCESS)
 		return mpio_err(f, rc, fn);
 	f->split = r;

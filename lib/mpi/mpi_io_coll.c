@@ -115,7 +115,8 @@ static void decide(struct coll *x)
 		x->state = S_INDEP;
 		if (!x->a.n)
 			x->flag = 1;
-		else if ((x->iorc = mpio_thread_run(indep_run, x, &x->flag)) != MPI_SUCCESS)
+		else if ((x->iorc = mpio_thread_run(indep_run, x, &x->flag, x->a.blocking)) !=
+		         MPI_SUCCESS)
 			x->flag = 1;
 		return;
 	}

@@ -48,10 +48,15 @@ static void *worker(void *unused)
 	return NULL;
 }
 
-int mpio_thread_run(void (*fn)(void *), void *arg, volatile int *flag)
+int mpio_thread_run(void (*fn)(void *), void *arg, volatile int *flag, int here)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = here ? NULL : calloc(1, sizeof(*j));
 
+	if (here) {
+		fn(arg);
+		__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+		return MPI_SUCCESS;
+	}
 	if (!j)
 		return MPI_ERR_NO_MEM;
 	*j = (struct job){NULL, fn, arg, flag};

@@ -420,7 +420,7 @@ static void round_begin(struct mpio_tp *t, struct rbuf *b, int j)
 	if (!t->a->write || holes) {
 		b->state = R_READING;
 		b->flag = 0;
-		rc = mpio_thread_run(io_run, b, &b->flag);
+		rc = mpio_thread_run(io_run, b, &b->flag, t->a->blocking);
 		note(t, rc);
 		if (rc != MPI_SUCCESS)
 			b->state = R_FREE;
@@ -456,7 +456,7 @@ static int round_step(struct mpio_tp *t, struct rbuf *b)
 		round_free(b);
 		b->state = R_WRITING;
 		b->flag = 0;
-		note(t, mpio_thread_run(io_run, b, &b->flag));
+		note(t, mpio_thread_run(io_run, b, &b->flag, t->a->blocking));
 		return 0;
 	case R_WRITING:
 		if (!__atomic_load_n(&b->flag, __ATOMIC_ACQUIRE))

@@ -195,7 +195,8 @@ struct mpio_acc {
 	int count;
 	struct mpii_dtype *d; /* held */
 	MPI_Offset done;      /* stream bytes transferred */
-	int err; /* collective: this rank's arguments were wrong (it still takes part) */
+	int err;      /* collective: this rank's arguments were wrong (it still takes part) */
+	int blocking; /* the caller waits for it: system calls run in its thread */
 };
 /* Fill a from the user's arguments at stream byte s: the stream is the user's memory when it
  * is contiguous and native, otherwise packed/converted (write) or allocated (read). MPI code. */
@@ -278,8 +279,10 @@ struct lk_request *mpio_req_new(struct mpio_file *f);
 void mpio_op_start(struct mpio_op *op);
 /* Complete req with code and st (count bytes in lk_count). */
 void mpio_req_complete(struct lk_request *req, int code, const MPI_Status *st);
-/* Ask the I/O thread to run fn(arg); *flag becomes 1 (release) when it has. MPI code. */
-int mpio_thread_run(void (*fn)(void *), void *arg, volatile int *flag);
+/* Ask the I/O thread to run fn(arg); *flag becomes 1 (release) when it has. With here set, run
+ * it at once instead: the call of a blocking operation waits for it anyway, and a thread
+ * doing it while the caller polls would only share the caller's CPU. MPI code. */
+int mpio_thread_run(void (*fn)(void *), void *arg, volatile int *flag, int here);
 /* Wait until r completes (progress meanwhile). */
 void mpio_wait(struct lk_request *r);
 
