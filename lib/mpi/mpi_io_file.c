@@ -246,10 +246,6 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 	all = malloc(sizeof(*all) * (size_t)c->size);
 	if (!all)
 		return mpio_err(NULL, MPI_ERR_NO_MEM, fn);
-	/* rank 0 creates the file first, so that the others find it (and O_EXCL means once) */
-	if (me.err == MPI_SUCCESS && c->rank == 0 && (amode & MPI_MODE_CREATE) &&
-	    (fd = open_path(path, amode, 1)) < 0)
-		me.err = mpio_errno_class(errno);
 	rc = mpii_allgather(&me, (int)sizeof(me), mpii_dt(MPI_BYTE), all, (int)sizeof(me),
 	                    mpii_dt(MPI_BYTE), c);
 	for (int r = 0; rc == MPI_SUCCESS && r < c->size; r++) {
@@ -258,8 +254,15 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 		else if (all[r].amode != amode)
 			rc = MPI_ERR_NOT_SAME;
 	}
-	/* every rank saw the same: all go on to open, and agree on the outcome */
-	if (rc == MPI_SUCCESS) {
+	/* every rank is here (so a slow rank's MPI_File_delete of the name is behind it): rank 0
+	 * creates the file first, so that the others find it and O_EXCL means once */
+	if (rc == MPI_SUCCESS && (amode & MPI_MODE_CREATE)) {
+		int crc = MPI_SUCCESS;
+		if (c->rank == 0 && (fd = open_path(path, amode, 1)) < 0)
+			crc = mpio_errno_class(errno);
+		rc = mpio_agree(c, crc);
+	}
+	if (rc == MPI_SUCCESS) { /* every rank saw the same: all open, and agree on it */
 		if (fd < 0 && (fd = open_path(path, amode, 0)) < 0)
 			rc = mpio_errno_class(errno);
 		rc = mpio_agree(c, rc);

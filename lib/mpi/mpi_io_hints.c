@@ -15,6 +15,29 @@ void mpio_hints_default(struct mpio_hints *h, int nnodes)
 	h->ind_rd_buffer_size = 4 << 20;
 	h->ind_wr_buffer_size = 512 << 10;
 	h->user = MPI_INFO_NULL;
+	h->nnodes = nnodes > 0 ? nnodes : 1;
+	snprintf(h->cb_config_list, sizeof(h->cb_config_list), "*:1");
+}
+
+/* cb_config_list: "*:N" is N aggregators on each node, "*:*" every rank (MPI-IO hint syntax
+ * ROMIO takes); the aggregator count follows unless cb_nodes says otherwise. */
+static void config_list(struct mpio_hints *h, const char *v, int nranks)
+{
+	long long per;
+	char *end;
+
+	snprintf(h->cb_config_list, sizeof(h->cb_config_list), "%.255s", v);
+	if (!strcmp(v, "*:*")) {
+		h->cb_nodes = nranks;
+		return;
+	}
+	if (strncmp(v, "*:", 2))
+		return;
+	per = strtoll(v + 2, &end, 10);
+	if (*end || per <= 0)
+		return;
+	per *= h->nnodes;
+	h->cb_nodes = (int)(per < nranks ? per : nranks);
 }
 
 /* A positive integer value of at most max, or -1. */
@@ -81,6 +104,10 @@ int mpio_hints_set(struct mpio_hints *h, MPI_Info info, int nranks)
 		return MPI_ERR_INFO;
 	if (h->user == MPI_INFO_NULL && (rc = PMPI_Info_create(&h->user)) != MPI_SUCCESS)
 		return rc;
+	/* first the list of aggregators, then cb_nodes (which wins) and the others */
+	if (PMPI_Info_get(info, "cb_config_list", MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
+	    flag)
+		config_list(h, v, nranks);
 	for (int i = 0; i < n; i++) {
 		if (PMPI_Info_get_nthkey(info, i, k) != MPI_SUCCESS ||
 		    PMPI_Info_get(info, k, MPI_MAX_INFO_VAL, v, &flag) != MPI_SUCCESS || !flag)
@@ -122,7 +149,7 @@ int mpio_hints_get(const struct mpio_hints *h, MPI_Info *out)
 	SETN("ind_rd_buffer_size", h->ind_rd_buffer_size);
 	SETN("ind_wr_buffer_size", h->ind_wr_buffer_size);
 	SETS("romio_no_indep_rw", h->no_indep_rw ? "true" : "false");
-	SETS("cb_config_list", "*:1");
+	SETS("cb_config_list", h->cb_config_list);
 	if (h->striping_unit)
 		SETN("striping_unit", h->striping_unit);
 	if (h->striping_factor)

@@ -365,7 +365,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
 
 	MPIO_FILE(f, fh, fn);
 	if ((disp < 0 && !cur) || (cur && !(f->amode & MPI_MODE_SEQUENTIAL)))
-		rc = MPI_ERR_ARG;
+		rc = MPI_ERR_DISP; /* "invalid displacement": the message says which argument */
 	else if (!datarep)
 		rc = MPI_ERR_UNSUPPORTED_DATAREP;
 	if (cur) { /* a sequential file's view starts where the shared pointer is (rank 0's word) */

@@ -19,7 +19,10 @@ struct mpio_hints {
 	MPI_Offset striping_unit;      /* 0: not given (file domains then align to 64 KiB) */
 	int striping_factor;
 	int no_indep_rw; /* romio_no_indep_rw: only the aggregators open the file (accepted) */
-	MPI_Info user;   /* every key the user gave (MPI_File_get_info reports them too) */
+	int nnodes;      /* nodes of the file's ranks */
+	char cb_config_list[256]; /* "*:N" (N aggregators a node) or "*:*" (every rank); other
+	                           * forms (host lists) are kept and reported, not used */
+	MPI_Info user;            /* every key the user gave (MPI_File_get_info reports them too) */
 };
 
 /* Defaults (MPICH's ROMIO ones) into h; cb_nodes = nnodes. */
