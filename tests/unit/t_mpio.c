@@ -107,6 +107,36 @@ static void round_trip(MPI_File fh, int coll, int iter, int *bad)
 	free(back);
 }
 
+/* A read through a random view that runs past the end of the file: the count is the stream
+ * bytes below the end (a prefix, the map being increasing), those bytes the model's. */
+static void past_end(MPI_File fh, int coll, const char *what)
+{
+	struct ftype t;
+	MPI_Datatype ft = make_type(&t);
+	long disp = rnd(1000), want = 0, n = 0, s;
+	unsigned char *back;
+	MPI_Status st;
+	int cnt = -1, same = 1;
+
+	while (map(disp, &t, n) < model_len) /* stream bytes below the end from 0 */
+		n++;
+	s = n > 100 ? n - 100 : 0; /* start a little before the end, read well past it */
+	want = n - s;
+	back = calloc(1, (size_t)want + 5000);
+	MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+	if (coll)
+		MPI_File_read_at_all(fh, s, back, (int)want + 5000, MPI_BYTE, &st);
+	else
+		MPI_File_read_at(fh, s, back, (int)want + 5000, MPI_BYTE, &st);
+	MPI_Get_count(&st, MPI_BYTE, &cnt);
+	for (long i = 0; i < want && same; i++)
+		same = back[i] == model[map(disp, &t, s + i)];
+	ok(cnt == want && same, "%s: a read past the end gets the %ld bytes below it (count %d)",
+	   what, want, cnt);
+	MPI_Type_free(&ft);
+	free(back);
+}
+
 static void check_file(MPI_File fh, const char *what)
 {
 	unsigned char *all = malloc(FILE_MAX);
@@ -170,6 +200,7 @@ int main(int argc, char **argv)
 			round_trip(fh, modes[m].coll, i, &bad);
 		ok(!bad, "%s: 150 random views, every read gives back what was written (%d bad)",
 		   modes[m].what, bad);
+		past_end(fh, modes[m].coll, modes[m].what);
 		check_file(fh, modes[m].what);
 		MPI_File_close(&fh);
 		ok(access(path, F_OK) != 0, "%s: DELETE_ON_CLOSE", modes[m].what);
