@@ -156,6 +156,72 @@ static void check_file(MPI_File fh, const char *what)
 	free(all);
 }
 
+/* ---- a registered data representation: ints byte-swapped in the file ---- */
+
+static int swap_extent(MPI_Datatype t, MPI_Aint *ext, void *extra)
+{
+	int size;
+
+	(void)extra;
+	MPI_Type_size(t, &size);
+	*ext = size;
+	return MPI_SUCCESS;
+}
+
+static void swap4(unsigned char *to, const unsigned char *from, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < 4; b++)
+			to[4 * i + b] = from[4 * i + 3 - b];
+}
+
+static int swap_write(void *user, MPI_Datatype t, int count, void *file, MPI_Offset pos,
+                      void *extra)
+{
+	(void)t;
+	(void)extra;
+	swap4((unsigned char *)file, (unsigned char *)user + 4 * pos, count);
+	return MPI_SUCCESS;
+}
+
+static int swap_read(void *user, MPI_Datatype t, int count, void *file, MPI_Offset pos, void *extra)
+{
+	(void)t;
+	(void)extra;
+	swap4((unsigned char *)user + 4 * pos, (unsigned char *)file, count);
+	return MPI_SUCCESS;
+}
+
+static void datarep(const char *path)
+{
+	int v[3] = {0x01020304, 7, -1}, back[3] = {0}, cls = -1, rc;
+	unsigned char raw[12];
+	MPI_File fh;
+	MPI_Status st;
+
+	ok(MPI_Register_datarep("lk_swap", swap_read, swap_write, swap_extent, NULL) == MPI_SUCCESS,
+	   "MPI_Register_datarep");
+	rc = MPI_Register_datarep("lk_swap", swap_read, swap_write, swap_extent, NULL);
+	MPI_Error_class(rc, &cls);
+	ok(cls == MPI_ERR_DUP_DATAREP, "registering it again: MPI_ERR_DUP_DATAREP (%d)", cls);
+	MPI_File_open(MPI_COMM_SELF, path,
+	              MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+	              &fh);
+	ok(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "lk_swap", MPI_INFO_NULL) == MPI_SUCCESS,
+	   "a view in the registered representation");
+	MPI_File_write_at(fh, 0, v, 3, MPI_INT, &st);
+	MPI_File_read_at(fh, 0, back, 3, MPI_INT, &st);
+	ok(!memcmp(v, back, sizeof(v)), "written and read back through its conversions");
+	MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+	MPI_File_read_at(fh, 0, raw, 12, MPI_BYTE, &st);
+	ok(raw[0] == 1 && raw[3] == 4 && raw[4] == 0 && raw[7] == 7 && raw[11] == 0xff,
+	   "the file holds the converted bytes");
+	rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no_such_rep", MPI_INFO_NULL);
+	MPI_Error_class(rc, &cls);
+	ok(cls == MPI_ERR_UNSUPPORTED_DATAREP, "an unknown representation: class %d", cls);
+	MPI_File_close(&fh);
+}
+
 static MPI_File open_file(const char *path, const char *cb, const char *ds)
 {
 	MPI_Info info;
@@ -205,6 +271,9 @@ int main(int argc, char **argv)
 		MPI_File_close(&fh);
 		ok(access(path, F_OK) != 0, "%s: DELETE_ON_CLOSE", modes[m].what);
 	}
+	snprintf(path, sizeof(path), "%s/t_mpio.%d.rep",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	datarep(path);
 	MPI_Finalize();
 	return done_testing();
 }
