@@ -301,6 +301,10 @@ int PMPI_File_close(MPI_File *fh)
 	MPIO_FILE(f, *fh, fn);
 	while (f->pending) /* nonblocking operations the program did not wait for */
 		mpii_progress_wait();
+	if (f->split) { /* a split collective without its _end */
+		mpii_req_free(f->split);
+		f->split = NULL;
+	}
 	if (close(f->fd) < 0)
 		rc = mpio_errno_class(errno);
 	f->fd = -1;
