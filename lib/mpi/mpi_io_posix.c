@@ -132,8 +132,16 @@ static int direct(int fd, int write, const struct piece *p, MPI_Offset *done)
 	return k < p->len ? ENODATA : 0;
 }
 
-/* Sieving pays when pieces are small: below this average size they go through a window. */
-#define SIEVE_PIECE (64 << 10)
+/* Whether a window of n pieces holding data bytes over span bytes of the file is cheaper
+ * sieved (the span read, and for a write written back, under a lock) than piece by piece: a
+ * system call costs about as much as copying SYSCALL_BYTES (a few microseconds). So 8-byte
+ * pieces are sieved and 16 KiB blocks of four interleaved writers are not (ROMIO sieves both,
+ * and its writers then take turns rewriting each other's windows). */
+#define SYSCALL_BYTES (8 << 10)
+static int worth_sieving(int write, int n, MPI_Offset data, MPI_Offset span)
+{
+	return (write ? 2 : 1) * span < data + (MPI_Offset)n * SYSCALL_BYTES;
+}
 
 /* Do pieces p[0..n): windows of small pieces sieved, large pieces alone. 0 or an errno
  * (ENODATA: a read reached the end of the file). */
@@ -157,7 +165,8 @@ static int pieces(struct mpio_file *f, int write, int locked, int overlap, struc
 			j++;
 		}
 		if (ds != MPIO_DISABLE && j - i > 1 &&
-		    (ds == MPIO_ENABLE || data / (j - i) < SIEVE_PIECE)) {
+		    (ds == MPIO_ENABLE ||
+		     worth_sieving(write, j - i, data, p[j - 1].off + p[j - 1].len - p[i].off))) {
 			if (!*scratch && !(*scratch = malloc((size_t)win)))
 				return ENOMEM;
 			e = sieve(f->fd, write, locked, p + i, j - i, *scratch, done);
