@@ -6,6 +6,7 @@
 #include "mpio.h"
 
 int mpii_io_active;
+int mpii_io_thread_busy; /* jobs queued or running in the I/O thread */
 
 static struct mpio_op *ops; /* in progress, newest first */
 
@@ -41,6 +42,7 @@ static void *worker(void *unused)
 		pthread_mutex_unlock(&mu);
 		j->fn(j->arg);
 		__atomic_store_n(j->flag, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&mpii_io_thread_busy, 1, __ATOMIC_RELEASE);
 		free(j);
 		pthread_mutex_lock(&mu);
 	}
@@ -79,6 +81,7 @@ int mpio_thread_run(void (*fn)(void *), void *arg, volatile int *flag, int here)
 		}
 		th_up = 1;
 	}
+	__atomic_fetch_add(&mpii_io_thread_busy, 1, __ATOMIC_RELEASE);
 	if (q_tail)
 		q_tail->next = j;
 	else

@@ -562,9 +562,10 @@ void mpii_defer_sent(void *cookie);
 int mpii_drain_deferred(void);
 
 /* ---- MPI-IO (mpi_io*.c, lib/mpi/mpio.h) ----
- * While I/O operations are in progress (mpii_io_active), every progress step advances them and
- * a wait does not sleep in the transport: an I/O thread, not a peer, finishes some of them. */
-extern int mpii_io_active;
+ * While I/O operations are in progress (mpii_io_active), every progress step advances them;
+ * while the I/O thread has work (mpii_io_thread_busy) a wait does not sleep in the transport:
+ * the thread, not a peer, is what it waits for, and it rings no doorbell. */
+extern int mpii_io_active, mpii_io_thread_busy;
 int mpii_io_progress(void);
 /* Complete what is pending, close the files left open, stop the I/O thread (MPI_Finalize). */
 void mpii_io_fini(void);
