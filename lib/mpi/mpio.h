@@ -238,6 +238,7 @@ void mpio_xg_free(struct mpio_xg *x);
 struct mpio_cinfo {
 	int64_t s, n;   /* stream bytes [s, s + n) */
 	int64_t lo, hi; /* the file bytes they span (n > 0) */
+	int64_t pieces; /* about how many runs of the file they are in */
 	int32_t err, overlap;
 };
 
