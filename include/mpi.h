@@ -26,6 +26,7 @@ typedef long long MPI_Count;
 typedef int MPI_Fint;
 typedef struct lk_request *MPI_Request;
 typedef int MPI_Win;
+typedef int MPI_File; /* MPI-IO (the section "MPI-IO" below) */
 
 typedef struct MPI_Status {
 	int MPI_SOURCE;
@@ -188,6 +189,21 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_FLAVOR            44
 #define MPI_ERR_LASTCODE              63
 
+/* MPI-IO error classes. */
+#define MPI_ERR_ACCESS              45
+#define MPI_ERR_AMODE               46
+#define MPI_ERR_BAD_FILE            47
+#define MPI_ERR_CONVERSION          48
+#define MPI_ERR_DUP_DATAREP         49
+#define MPI_ERR_FILE_EXISTS         50
+#define MPI_ERR_FILE_IN_USE         51
+#define MPI_ERR_IO                  52
+#define MPI_ERR_NO_SPACE            53
+#define MPI_ERR_NO_SUCH_FILE        54
+#define MPI_ERR_QUOTA               55
+#define MPI_ERR_READ_ONLY           56
+#define MPI_ERR_UNSUPPORTED_DATAREP 57
+
 /* Miscellaneous constants. */
 #define MPI_ANY_SOURCE                 (-1)
 #define MPI_ANY_TAG                    (-1)
@@ -273,6 +289,7 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_SUBARRAY         13
 #define MPI_COMBINER_DARRAY           14
 #define MPI_COMBINER_RESIZED          18
+#define MPI_COMBINER_HINDEXED_BLOCK   19
 #define MPI_COMBINER_F90_REAL         15
 #define MPI_COMBINER_F90_COMPLEX      16
 #define MPI_COMBINER_F90_INTEGER      17
@@ -719,6 +736,14 @@ LK_MPI_FN(Pack_external, (const char datarep[], const void *in, int count, MPI_D
 LK_MPI_FN(Unpack_external, (const char datarep[], const void *in, MPI_Aint insize, MPI_Aint *pos,
                             void *out, int count, MPI_Datatype type))
 LK_MPI_FN(Pack_external_size, (const char datarep[], int count, MPI_Datatype type, MPI_Aint *size))
+/* MPI-3 datatype routines (lib/mpi/mpi_dtype_x.c). */
+LK_MPI_FN(Type_create_hindexed_block,
+          (int count, int blen, const MPI_Aint displs[], MPI_Datatype old, MPI_Datatype *out))
+LK_MPI_FN(Type_size_x, (MPI_Datatype type, MPI_Count *size))
+LK_MPI_FN(Type_get_extent_x, (MPI_Datatype type, MPI_Count *lb, MPI_Count *extent))
+LK_MPI_FN(Type_get_true_extent_x, (MPI_Datatype type, MPI_Count *lb, MPI_Count *extent))
+LK_MPI_FN(Get_elements_x, (const MPI_Status *status, MPI_Datatype type, MPI_Count *count))
+LK_MPI_FN(Status_set_elements_x, (MPI_Status * status, MPI_Datatype type, MPI_Count count))
 
 /* Attributes. */
 LK_MPI_FN(Comm_create_keyval, (MPI_Comm_copy_attr_function * copy,
@@ -757,6 +782,134 @@ LK_MPI_F2C(Errhandler, MPI_Errhandler)
 LK_MPI_FN(Status_c2f, (const MPI_Status *c, MPI_Fint *f))
 LK_MPI_FN(Status_f2c, (const MPI_Fint *f, MPI_Status *c))
 #undef LK_MPI_F2C
+
+/* ==== MPI-IO (MPI-3.1 chapter 13; lib/mpi/mpi_io*.c, doc/MPI-IO.md) ====
+ * Values as in MPICH's mpi.h (ROMIO's mpio.h). Every routine below has an MPI_File_x and a
+ * PMPI_File_x name; file handles are small integers like the other handles. */
+#define MPI_FILE_NULL            ((MPI_File)0)
+#define MPI_MODE_CREATE          1
+#define MPI_MODE_RDONLY          2
+#define MPI_MODE_WRONLY          4
+#define MPI_MODE_RDWR            8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN     32
+#define MPI_MODE_EXCL            64
+#define MPI_MODE_APPEND          128
+#define MPI_MODE_SEQUENTIAL      256
+#define MPI_SEEK_SET             600
+#define MPI_SEEK_CUR             602
+#define MPI_SEEK_END             604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+#define MPI_MAX_DATAREP_STRING   128
+typedef void MPI_File_errhandler_function(MPI_File *file, int *code, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef int MPI_Datarep_conversion_function(void *userbuf, MPI_Datatype type, int count,
+                                            void *filebuf, MPI_Offset position, void *extra);
+typedef int MPI_Datarep_extent_function(MPI_Datatype type, MPI_Aint *extent, void *extra);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+/* ROMIO's names for I/O requests (ordinary requests here). */
+#define MPIO_Request      MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait         MPI_Wait
+#define MPIO_Test         MPI_Test
+
+/* File manipulation. */
+LK_MPI_FN(File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
+LK_MPI_FN(File_close, (MPI_File * fh))
+LK_MPI_FN(File_delete, (const char *filename, MPI_Info info))
+LK_MPI_FN(File_set_size, (MPI_File fh, MPI_Offset size))
+LK_MPI_FN(File_preallocate, (MPI_File fh, MPI_Offset size))
+LK_MPI_FN(File_get_size, (MPI_File fh, MPI_Offset *size))
+LK_MPI_FN(File_get_group, (MPI_File fh, MPI_Group *group))
+LK_MPI_FN(File_get_amode, (MPI_File fh, int *amode))
+LK_MPI_FN(File_set_info, (MPI_File fh, MPI_Info info))
+LK_MPI_FN(File_get_info, (MPI_File fh, MPI_Info *info_used))
+/* File views. */
+LK_MPI_FN(File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                          const char *datarep, MPI_Info info))
+LK_MPI_FN(File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                          MPI_Datatype *filetype, char *datarep))
+/* Data access with explicit offsets. */
+LK_MPI_FN(File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                         MPI_Status *status))
+LK_MPI_FN(File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                             MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                              MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                          MPI_Request *request))
+LK_MPI_FN(File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                              MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                               MPI_Datatype type, MPI_Request *request))
+/* Data access with individual file pointers. */
+LK_MPI_FN(File_read, (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_write,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_write_all,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_iwrite,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_iread_all,
+          (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_iwrite_all,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_seek, (MPI_File fh, MPI_Offset offset, int whence))
+LK_MPI_FN(File_get_position, (MPI_File fh, MPI_Offset *offset))
+LK_MPI_FN(File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp))
+/* Data access with the shared file pointer. */
+LK_MPI_FN(File_read_shared,
+          (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_write_shared,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_iread_shared,
+          (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_iwrite_shared,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Request *request))
+LK_MPI_FN(File_read_ordered,
+          (MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_write_ordered,
+          (MPI_File fh, const void *buf, int count, MPI_Datatype type, MPI_Status *status))
+LK_MPI_FN(File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+LK_MPI_FN(File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+/* Split collective data access. */
+LK_MPI_FN(File_read_at_all_begin,
+          (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type))
+LK_MPI_FN(File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+LK_MPI_FN(File_write_at_all_begin,
+          (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype type))
+LK_MPI_FN(File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+LK_MPI_FN(File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype type))
+LK_MPI_FN(File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+LK_MPI_FN(File_write_all_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype type))
+LK_MPI_FN(File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+LK_MPI_FN(File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype type))
+LK_MPI_FN(File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
+LK_MPI_FN(File_write_ordered_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype type))
+LK_MPI_FN(File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
+/* File interoperability, consistency, errors. */
+LK_MPI_FN(File_get_type_extent, (MPI_File fh, MPI_Datatype type, MPI_Aint *extent))
+LK_MPI_FN(Register_datarep, (const char *datarep, MPI_Datarep_conversion_function *read_fn,
+                             MPI_Datarep_conversion_function *write_fn,
+                             MPI_Datarep_extent_function *extent_fn, void *extra))
+LK_MPI_FN(File_set_atomicity, (MPI_File fh, int flag))
+LK_MPI_FN(File_get_atomicity, (MPI_File fh, int *flag))
+LK_MPI_FN(File_sync, (MPI_File fh))
+LK_MPI_FN(File_create_errhandler, (MPI_File_errhandler_function * fn, MPI_Errhandler *eh))
+LK_MPI_FN(File_set_errhandler, (MPI_File fh, MPI_Errhandler eh))
+LK_MPI_FN(File_get_errhandler, (MPI_File fh, MPI_Errhandler *eh))
+LK_MPI_FN(File_call_errhandler, (MPI_File fh, int code))
+MPI_Fint MPI_File_c2f(MPI_File fh);
+MPI_Fint PMPI_File_c2f(MPI_File fh);
+MPI_File MPI_File_f2c(MPI_Fint fh);
+MPI_File PMPI_File_f2c(MPI_Fint fh);
+/* ==== end of MPI-IO ==== */
 
 #undef LK_MPI_FN
 

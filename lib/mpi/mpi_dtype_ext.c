@@ -250,6 +250,16 @@ static void ext_copy(const struct mpii_dtype *d, int count, char *buf, unsigned 
 	}
 }
 
+long long mpii_ext32_size(const struct mpii_dtype *d)
+{
+	return ext_size(d);
+}
+
+void mpii_ext32_copy(const struct mpii_dtype *d, int count, void *buf, void *ext, int to_ext)
+{
+	ext_copy(d, count, buf, ext, to_ext);
+}
+
 static int check_rep(const char *datarep)
 {
 	return datarep && !strcmp(datarep, "external32");

@@ -55,7 +55,7 @@ void mpii_tab_del(struct mpii_tab *t, int h)
 
 /* ---- error handlers ---- */
 
-enum { EH_ANY, EH_COMM, EH_WIN }; /* what an errhandler may be attached to */
+enum { EH_ANY, EH_COMM, EH_WIN, EH_FILE }; /* what an errhandler may be attached to */
 
 struct errh {
 	MPI_Comm_errhandler_function *fn; /* a window's handler gets an MPI_Win *, also an int * */
@@ -130,6 +130,19 @@ static const char *const class_msg[] = {
     "RMA attach conflict",
     "RMA shared memory not available",
     "wrong window flavor",
+    "permission denied",
+    "invalid access mode",
+    "invalid file name",
+    "data conversion failed",
+    "data representation already registered",
+    "file exists",
+    "file in use",
+    "I/O error",
+    "no space left on device",
+    "no such file",
+    "quota exceeded",
+    "read-only file or file system",
+    "unsupported data representation",
 };
 
 static int class_of(int code)
@@ -184,7 +197,7 @@ int mpii_err_report(struct mpii_comm *c, int code, const char *fn)
 	if (e == &eh_return)
 		return code;
 	if (e && e->fn) {
-		h = !c ? MPI_COMM_WORLD : c->win ? c->win : c->handle;
+		h = !c ? MPI_COMM_WORLD : c->file ? c->file : c->win ? c->win : c->handle;
 		e->fn(&h, &code, NULL);
 		return code;
 	}
@@ -427,4 +440,22 @@ int PMPI_Win_call_errhandler(MPI_Win win, int code)
 		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_call_errhandler");
 	mpii_err(w->comm, code, "MPI_Win_call_errhandler");
 	return MPI_SUCCESS;
+}
+
+/* ---- files: a file's errors are raised on its private communicator too (mpi_io_file.c) ---- */
+
+MPII_ALIAS(File_create_errhandler)
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *eh)
+{
+	return new_errh((MPI_Comm_errhandler_function *)fn, EH_FILE, eh,
+	                "MPI_File_create_errhandler");
+}
+
+/* Whether eh exists and may be attached to a file (declared in mpio.h). */
+int mpii_errh_file_ok(MPI_Errhandler eh);
+int mpii_errh_file_ok(MPI_Errhandler eh)
+{
+	struct errh *e = errh_get(eh);
+
+	return e && (e->kind == EH_ANY || e->kind == EH_FILE);
 }

@@ -176,6 +176,7 @@ int PMPI_Finalize(void)
 	 * still fully usable */
 	mpii_attr_clear_comm(mpii_comm(MPI_COMM_SELF));
 	mpii_rma_fini(); /* the RMA progress thread, if a window was left open */
+	mpii_io_fini();  /* files left open, the I/O thread */
 	/* Everything we sent must have left before the others may tear down; sockets are
 	 * closed only after the barrier so no peer still has data in flight towards us. */
 	while (mpii.bsend_pending)

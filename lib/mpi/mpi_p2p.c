@@ -262,6 +262,8 @@ static int step(int budget)
 		fatal_tp();
 	if (mpii.nbc)
 		n += mpii_nbc_progress();
+	if (mpii_io_active)
+		n += mpii_io_progress();
 	return n;
 }
 
@@ -270,7 +272,8 @@ static int step(int budget)
  * the transport says no). */
 static int sleep_step(int ms)
 {
-	if (mpii.tp_mt || mpii.rma_waiting || tp_sleep(mpii.tp, ms) < 0)
+	if (mpii.tp_mt || mpii.rma_waiting ||
+	    __atomic_load_n(&mpii_io_thread_busy, __ATOMIC_ACQUIRE) || tp_sleep(mpii.tp, ms) < 0)
 		return -1;
 	return step(1); /* what woke it, handed up in this call */
 }

@@ -106,6 +106,11 @@ void mpii_unpack(const struct mpii_dtype *d, int count, void *buf, size_t pos, c
                  size_t n);
 /* Basic elements contained in the first `bytes` packed bytes of elements of d (-1: partial). */
 long long mpii_elements(const struct mpii_dtype *d, size_t bytes);
+/* external32 bytes of one element of d (-1: it holds a type external32 has no form for), and
+ * the conversion of count elements between buf and the external32 stream ext (mpi_dtype_ext.c;
+ * used by MPI-IO's "external32" data representation too). */
+long long mpii_ext32_size(const struct mpii_dtype *d);
+void mpii_ext32_copy(const struct mpii_dtype *d, int count, void *buf, void *ext, int to_ext);
 /* Create the predefined types. 0, or -1. */
 int mpii_dt_init(void);
 void mpii_dt_fini(void);
@@ -140,7 +145,8 @@ struct mpii_comm {
 	unsigned nbc_seq;       /* nonblocking collectives started: picks each one's tag */
 	struct mpii_hier *hier; /* node-aware collectives (mpi_hier.c), built on first use */
 	int hier_state;         /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
-	int holds; /* it holds the processes of other jobs in its groups (mpii_dyn_hold) */
+	int holds;     /* it holds the processes of other jobs in its groups (mpii_dyn_hold) */
+	MPI_File file; /* the file whose private communicator this is: errors name it */
 };
 
 /* Communicator for handle, or NULL (inline, below the global state). */
@@ -177,7 +183,7 @@ int mpii_comm_init(void);
 void mpii_comm_fini(void);
 
 /* ---- requests ---- */
-enum { RQ_SEND = 1, RQ_RECV = 2, RQ_GREQ = 3, RQ_NBC = 4 };
+enum { RQ_SEND = 1, RQ_RECV = 2, RQ_GREQ = 3, RQ_NBC = 4, RQ_IO = 5 };
 enum { MODE_STD = 0, MODE_SYNC = 1, MODE_BUF = 2, MODE_READY = 3 };
 
 struct lk_request {
@@ -554,6 +560,15 @@ void mpii_defer_frag(int wsrc, const void *hdr, size_t hlen, const void *data, s
 void mpii_defer_sent(void *cookie);
 /* Main thread, under the transport lock: handle what the thread queued. Count. */
 int mpii_drain_deferred(void);
+
+/* ---- MPI-IO (mpi_io*.c, lib/mpi/mpio.h) ----
+ * While I/O operations are in progress (mpii_io_active), every progress step advances them;
+ * while the I/O thread has work (mpii_io_thread_busy) a wait does not sleep in the transport:
+ * the thread, not a peer, is what it waits for, and it rings no doorbell. */
+extern int mpii_io_active, mpii_io_thread_busy;
+int mpii_io_progress(void);
+/* Complete what is pending, close the files left open, stop the I/O thread (MPI_Finalize). */
+void mpii_io_fini(void);
 
 /* ---- intercommunicators (mpi_inter.c) ---- */
 /* The union intracommunicator of ic (both groups, the one holding the lower job rank at its
