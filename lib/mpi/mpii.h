@@ -187,6 +187,7 @@ struct lk_request {
 	int persistent, active, freed, cancelled, bsend;
 	int pinned; /* a remote get's result record points here: freeing waits for it (mpi_rmam.c)
 	             */
+	int fh;     /* its Fortran handle (MPI_Request_c2f), or 0: the slot is freed with it */
 	MPI_Status st;
 	/* arguments */
 	void *buf;
@@ -274,6 +275,31 @@ void mpii_progress_wait_mem(void);
 int mpii_progress_sleep(int ms);
 /* Request finished: marks done and releases a freed request. */
 void mpii_complete(struct lk_request *r);
+
+/* ---- Fortran request handles (mpi_f2c.c): slot h of the table holds the request whose
+ * Fortran handle is h (0 is MPI_REQUEST_NULL); a slot is given on the first conversion and
+ * taken back when the request is freed ---- */
+struct mpii_ftab {
+	struct lk_request **v;
+	int *next; /* free slots, chained */
+	int n, cap, free;
+};
+extern struct mpii_ftab mpii_freq;
+/* A slot for r (which has none). Its handle, or -1 on ENOMEM. */
+MPI_Fint mpii_req_fnew(struct lk_request *r);
+/* Give r's slot back (mpii_req_free). */
+void mpii_req_fdrop(struct lk_request *r);
+void mpii_freq_fini(void);
+/* The Fortran handle of request r (0 for a null request, -1 on ENOMEM). */
+static inline MPI_Fint mpii_req_c2f(struct lk_request *r)
+{
+	return !r ? 0 : r->fh ? r->fh : mpii_req_fnew(r);
+}
+/* The request of Fortran handle h; NULL for 0 and for a handle that names none. */
+static inline struct lk_request *mpii_req_f2c(MPI_Fint h)
+{
+	return h > 0 && h < mpii_freq.n ? mpii_freq.v[h] : NULL;
+}
 
 /* Transport upcalls (set in mpi_init.c). */
 void mpii_on_frag(void *arg, int peer, const void *hdr, size_t hlen, const void *data, size_t len);
