@@ -342,6 +342,13 @@ struct mpii_win;
 void mpii_attr_clear_win(struct mpii_win *w);
 int mpii_attr_copy_type(struct mpii_dtype *from, struct mpii_dtype *to);
 void mpii_attr_fini(void);
+/* Attributes set and read by the Fortran bindings (lib/mpif). Set stores the value itself:
+ * a C MPI_*_get_attr of it then gets a pointer to it, as MPI's rules for mixed languages
+ * want. Get gives the stored value (the address, for an attribute set from C), and the value
+ * of a predefined attribute. kind: the object's, handle obj; errors reported as from fn. */
+enum { MPII_ATTR_COMM, MPII_ATTR_TYPE, MPII_ATTR_WIN };
+int mpii_attr_fset(int kind, int obj, int keyval, MPI_Aint val, const char *fn);
+int mpii_attr_fget(int kind, int obj, int keyval, MPI_Aint *val, int *flag, const char *fn);
 
 /* ---- collectives helpers ---- */
 /* Internal blocking collectives on an intracommunicator (collective context). MPI code. */
