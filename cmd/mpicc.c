@@ -36,8 +36,9 @@ static const char usage_fort[] =
     "Runs the Fortran compiler with lamkit's MPI added: mpif.h and the modules mpi and\n"
     "mpi_f08 (gfortran's) on the include path, libmpifort.a and libmpi.a linked:\n"
     "  -show   print the command instead of running it\n"
-    "The compiler is $LAMKIT_FC (default gfortran). Compile-only runs (-c, -E, -S, -M) get\n"
-    "no libraries. -musl is refused: Debian's Fortran runtime is built for glibc only;\n"
+    "The compiler is $LAMKIT_FC (default gfortran, given -fallow-argument-mismatch as\n"
+    "mpifort.mpich does: mpif.h code passes buffers of any type). Compile-only runs (-c, -E,\n"
+    "-S, -M) get no libraries. -musl is refused: Debian's Fortran runtime is for glibc only;\n"
     "-static-libgfortran gives a program that needs no Fortran runtime on the nodes.\n";
 
 enum { LANG_C, LANG_CXX, LANG_FORTRAN };
@@ -78,6 +79,13 @@ static int find_prefix(char *prefix, size_t len)
 		}
 	}
 	return -1;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
 }
 
 static int compile_only(int argc, char **argv)
@@ -139,6 +147,10 @@ static int compile(int lang, int argc, char **argv)
 	args[n++] = (char *)(cc && *cc ? cc : musl ? "musl-gcc" : cc_default[lang]);
 	snprintf(inc, sizeof inc, "-I%s/include", prefix);
 	args[n++] = inc;
+	/* what Debian's mpifort.mpich adds too: FORTRAN 77 code that passes buffers of different
+	 * types to one MPI routine through mpif.h is an error for gfortran >= 10 without it */
+	if (lang == LANG_FORTRAN && !strncmp(base_name(args[0]), "gfortran", 8))
+		args[n++] = "-fallow-argument-mismatch";
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-show") && strcmp(argv[i], "-musl"))
 			args[n++] = argv[i];

@@ -37,7 +37,7 @@ local CUSTOM = {custom = true}
 R("Init", "- -")
 R("Init_thread", "- - required:int provided:int*")
 R("Initialized", "flag:log*")
-R("Finalize", "")
+R("Finalize", "", CUSTOM)
 R("Finalized", "flag:log*")
 R("Query_thread", "provided:int*")
 R("Is_thread_main", "flag:log*")
@@ -103,7 +103,7 @@ R("Get_elements", "status:status datatype:Datatype count:int*")
 R("Status_set_elements", "status:status* datatype:Datatype count:int")
 R("Status_set_cancelled", "status:status* flag:log")
 R("Grequest_start", "query_fn:fn:Grequest_query_function free_fn:fn:Grequest_free_function " ..
-	"cancel_fn:fn:Grequest_cancel_function extra_state:extra request:Request*", CUSTOM)
+	"cancel_fn:fn:Grequest_cancel_function extra_state:extra* request:Request*", CUSTOM)
 R("Grequest_complete", "request:Request")
 R("Buffer_attach", "buffer:buf size:int")
 R("Buffer_detach", "buffer_addr:bufaddr* size:int*")
@@ -115,15 +115,16 @@ R("Bcast", "buffer:buf/count/datatype count:int datatype:Datatype root:int " .. 
 local SB = "sendbuf:cbuf/sendcount/sendtype sendcount:int sendtype:Datatype "
 local RB = "recvbuf:buf/recvcount/recvtype recvcount:int recvtype:Datatype "
 R("Gather", SB .. RB .. "root:int " .. C)
-R("Gatherv", SB .. "recvbuf:buf recvcounts:int[] displs:int[] recvtype:Datatype root:int " .. C)
+R("Gatherv", SB .. "recvbuf:buf recvcounts:int[]? displs:int[]? recvtype:Datatype root:int " .. C)
 R("Scatter", SB .. RB .. "root:int " .. C)
-R("Scatterv", "sendbuf:cbuf sendcounts:int[] displs:int[] sendtype:Datatype " .. RB .. "root:int " .. C)
+R("Scatterv", "sendbuf:cbuf sendcounts:int[]? displs:int[]? sendtype:Datatype " .. RB .. "root:int " .. C)
 R("Allgather", SB .. RB .. C)
 R("Allgatherv", SB .. "recvbuf:buf recvcounts:int[] displs:int[] recvtype:Datatype " .. C)
 R("Alltoall", SB .. RB .. C)
-local A2AV = "sendbuf:cbuf sendcounts:int[] sdispls:int[] sendtype:Datatype " ..
+-- "?": with MPI_IN_PLACE these are ignored and programs pass a scalar (use mpi accepts it)
+local A2AV = "sendbuf:cbuf sendcounts:int[]? sdispls:int[]? sendtype:Datatype " ..
 	"recvbuf:buf recvcounts:int[] rdispls:int[] recvtype:Datatype "
-local A2AW = "sendbuf:cbuf sendcounts:int[] sdispls:int[] sendtypes:Datatype[] " ..
+local A2AW = "sendbuf:cbuf sendcounts:int[]? sdispls:int[]? sendtypes:Datatype[]? " ..
 	"recvbuf:buf recvcounts:int[] rdispls:int[] recvtypes:Datatype[] "
 R("Alltoallv", A2AV .. C)
 R("Alltoallw", A2AW .. C)
@@ -145,10 +146,10 @@ local RQ = " request:Request*"
 R("Ibarrier", C .. RQ)
 R("Ibcast", async("buffer:buf/count/datatype count:int datatype:Datatype root:int ") .. C .. RQ)
 R("Igather", async(SB .. RB) .. "root:int " .. C .. RQ)
-R("Igatherv", async(SB .. "recvbuf:buf recvcounts:int[] displs:int[] recvtype:Datatype ") ..
+R("Igatherv", async(SB .. "recvbuf:buf recvcounts:int[]? displs:int[]? recvtype:Datatype ") ..
 	"root:int " .. C .. RQ)
 R("Iscatter", async(SB .. RB) .. "root:int " .. C .. RQ)
-R("Iscatterv", async("sendbuf:cbuf sendcounts:int[] displs:int[] sendtype:Datatype " .. RB) ..
+R("Iscatterv", async("sendbuf:cbuf sendcounts:int[]? displs:int[]? sendtype:Datatype " .. RB) ..
 	"root:int " .. C .. RQ)
 R("Iallgather", async(SB .. RB) .. C .. RQ)
 R("Iallgatherv", async(SB .. "recvbuf:buf recvcounts:int[] displs:int[] recvtype:Datatype ") .. C .. RQ)
@@ -176,7 +177,7 @@ R("Win_get_group", "win:Win group:Group*")
 R("Win_create_keyval", "win_copy_attr_fn:fn:Win_copy_attr_function " ..
 	"win_delete_attr_fn:fn:Win_delete_attr_function win_keyval:int* extra_state:extra", CUSTOM)
 R("Win_free_keyval", "win_keyval:int*")
-R("Win_set_attr", "win:Win win_keyval:int attribute_val:attr")
+R("Win_set_attr", "win:Win win_keyval:int attribute_val:attr", CUSTOM)
 R("Win_get_attr", "win:Win win_keyval:int attribute_val:attr* flag:log*", CUSTOM)
 R("Win_delete_attr", "win:Win win_keyval:int")
 R("Win_set_name", "win:Win win_name:str")
@@ -358,19 +359,19 @@ R("Pack_external_size", "datarep:str incount:int datatype:Datatype size:aint*")
 R("Comm_create_keyval", "comm_copy_attr_fn:fn:Comm_copy_attr_function " ..
 	"comm_delete_attr_fn:fn:Comm_delete_attr_function comm_keyval:int* extra_state:extra", CUSTOM)
 R("Comm_free_keyval", "comm_keyval:int*")
-R("Comm_set_attr", "comm:Comm comm_keyval:int attribute_val:attr")
+R("Comm_set_attr", "comm:Comm comm_keyval:int attribute_val:attr", CUSTOM)
 R("Comm_get_attr", "comm:Comm comm_keyval:int attribute_val:attr* flag:log*", CUSTOM)
 R("Comm_delete_attr", "comm:Comm comm_keyval:int")
 R("Type_create_keyval", "type_copy_attr_fn:fn:Type_copy_attr_function " ..
 	"type_delete_attr_fn:fn:Type_delete_attr_function type_keyval:int* extra_state:extra", CUSTOM)
 R("Type_free_keyval", "type_keyval:int*")
-R("Type_set_attr", "datatype:Datatype type_keyval:int attribute_val:attr")
+R("Type_set_attr", "datatype:Datatype type_keyval:int attribute_val:attr", CUSTOM)
 R("Type_get_attr", "datatype:Datatype type_keyval:int attribute_val:attr* flag:log*", CUSTOM)
 R("Type_delete_attr", "datatype:Datatype type_keyval:int")
 R("Keyval_create", "copy_fn:fn:Copy_function delete_fn:fn:Delete_function keyval:int* " ..
 	"extra_state:iextra", {old = true, custom = true})
 R("Keyval_free", "keyval:int*", OLD)
-R("Attr_put", "comm:Comm keyval:int attribute_val:iattr", OLD)
+R("Attr_put", "comm:Comm keyval:int attribute_val:iattr", {old = true, custom = true})
 R("Attr_get", "comm:Comm keyval:int attribute_val:iattr* flag:log*", {old = true, custom = true})
 R("Attr_delete", "comm:Comm keyval:int", OLD)
 

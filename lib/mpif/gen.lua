@@ -139,6 +139,10 @@ local function parse_arg(tok, rname)
 		return {name = "x", kind = "-"}
 	end
 	local a = {name = name, kind = kind, c = C_RESERVED[name] and name .. "_" or name}
+	if kind:sub(-1) == "?" then
+		kind = kind:sub(1, -2)
+		a.kind, a.loose = kind, true
+	end
 	local k = kind
 	if k:match("^fn:") then
 		a.base, a.fn = "fn", k:sub(4)
@@ -267,6 +271,21 @@ for _, name in ipairs(corder) do
 		problem("%s: MPI_%s has no Fortran binding: add an entry to %s (a routine without one is a build error)",
 			mpi_h, name, bindings)
 	end
+end
+
+local function has_choice(e)
+	for _, a in ipairs(e.args) do
+		local b = a.base
+		if b == "buf" or b == "cbuf" or b == "abuf" or b == "acbuf" or b == "loc" or b == "bufaddr" then
+			return true
+		end
+	end
+	return false
+end
+-- The specific name of an mpi_f08 routine: MPI_X_f08ts with a choice buffer (TS 29113), else
+-- MPI_X_f08, as MPI-3.1 17.1.5 names them (also the C symbols, BIND(C) labels).
+local function f08_name(e, p)
+	return p .. "_" .. e.name .. (has_choice(e) and "_f08ts" or "_f08")
 end
 
 -- ---- C wrappers ----
@@ -435,13 +454,17 @@ local function carg(e, a, m, w, pairs_used)
 			end
 			w.call[#w.call + 1] = "c_" .. n
 			w.nomem[#w.nomem + 1] = "c_" .. n
-			post(string.format("mpif_str_out(%s, %s, c_%s, rc);", n, lenx, n))
+			-- with a flag out (MPI_INFO_GET), the string is written only when flag is true
+			local cond = w.byarg.flag and w.byarg.flag.base == "log" and "rc == MPI_SUCCESS && c_flag ? MPI_SUCCESS : MPI_ERR_OTHER" or "rc"
+			post(string.format("mpif_str_out(%s, %s, c_%s, %s);", n, lenx, n, cond))
 			if w.byarg[size] then
 				post("free(c_" .. n .. ");")
 			end
 		else
-			pre(string.format("char s_%s[256], *c_%s = mpif_str_in(%s, %s, s_%s, sizeof s_%s);", n, n, n,
-				lenx, n, n))
+			-- MPI_INFO_*: leading and trailing blanks of keys and values are not part of them
+			local lead = e.name:match("^Info_") and 1 or 0
+			pre(string.format("char s_%s[256], *c_%s = mpif_str_in(%s, %s, s_%s, sizeof s_%s, %d);", n, n,
+				n, lenx, n, n, lead))
 			w.call[#w.call + 1] = "c_" .. n
 			w.nomem[#w.nomem + 1] = "c_" .. n
 			post(string.format("mpif_free(c_%s, s_%s);", n, n))
@@ -534,7 +557,7 @@ local function cwrapper(e, m)
 	if m == "f77" then
 		fname = "pmpi_" .. lower(e.name) .. "_"
 	else
-		fname = "PMPI_" .. e.name .. "_f08"
+		fname = f08_name(e, "PMPI")
 	end
 	local ret = e.opt.ret == "double" and "double" or e.opt.ret == "aint" and "MPI_Aint" or "void"
 	local params = {}
@@ -557,7 +580,7 @@ local function cwrapper(e, m)
 	local proto = string.format("%s %s(%s)", ret, fname, table.concat(params, ", "))
 	o(proto .. ";")
 	o(string.format("MPIF_WEAK(%s, %s)", m == "f77" and ("mpi_" .. lower(e.name) .. "_")
-		or ("MPI_" .. e.name .. "_f08"), fname))
+		or f08_name(e, "MPI"), fname))
 	o(proto)
 	o("{")
 	local target = e.opt.custom and ("mpif_" .. e.name) or ("PMPI_" .. e.name)
@@ -639,6 +662,10 @@ local function fdecl(e, a, m)
 		if b == "errs" or b == "wts" then
 			dim = "(*)"
 		end
+		if a.loose and m == "f77" then -- ignored with MPI_IN_PLACE: a scalar is accepted
+			return "!GCC$ ATTRIBUTES NO_ARG_CHECK :: " .. n .. "\n" ..
+				string.format("INTEGER%s :: %s%s", intent_in, n, dim)
+		end
 		return string.format("INTEGER%s :: %s%s", intent_in, n, dim)
 	elseif b == "log" then
 		return string.format("LOGICAL%s :: %s%s", intent_in, n, dim)
@@ -646,6 +673,10 @@ local function fdecl(e, a, m)
 		return string.format("INTEGER(KIND=MPI_ADDRESS_KIND)%s :: %s%s", intent_in, n, dim)
 	elseif HANDLES[b] then
 		if m == "f77" then
+			if a.loose then
+				return "!GCC$ ATTRIBUTES NO_ARG_CHECK :: " .. n .. "\n" ..
+					string.format("INTEGER%s :: %s%s", intent_in, n, dim)
+			end
 			return string.format("INTEGER%s :: %s%s", intent_in, n, dim)
 		end
 		return string.format("TYPE(MPI_%s)%s :: %s%s", b, intent_in, n, dim)
@@ -793,7 +824,7 @@ for _, e in ipairs(routines) do
 	for _, p in ipairs({"MPI", "PMPI"}) do
 		f77_ifaces[#f77_ifaces + 1] = "  INTERFACE\n" .. f77_iface(e, p) .. "\n  END INTERFACE"
 		if not e.opt.old then
-			local cname = p .. "_" .. e.name .. "_f08"
+			local cname = f08_name(e, p)
 			if has_fn(e) then
 				-- generic -> module procedure -> BIND(C) interface lkf08_X
 				local inner = (p == "MPI" and "lkf08_" or "lkf08p_") .. e.name
@@ -891,13 +922,9 @@ local callbacks = {
 for _, c in ipairs(callbacks) do
 	mf("      EXTERNAL " .. c)
 end
-for _, p in ipairs({"MPI", "PMPI"}) do
-	mf(string.format("      DOUBLE PRECISION %s_WTIME, %s_WTICK", p, p))
-	mf(string.format("      EXTERNAL %s_WTIME, %s_WTICK", p, p))
-	mf(string.format("      INTEGER(KIND=MPI_ADDRESS_KIND) %s_AINT_ADD", p))
-	mf(string.format("      INTEGER(KIND=MPI_ADDRESS_KIND) %s_AINT_DIFF", p))
-	mf(string.format("      EXTERNAL %s_AINT_ADD, %s_AINT_DIFF", p, p))
-end
+-- MPI_WTIME, MPI_WTICK, MPI_AINT_ADD, MPI_AINT_DIFF are not declared: programs declare them
+-- (DOUBLE PRECISION MPI_WTIME), as with MPICH's and Open MPI's mpif.h, and a second
+-- declaration would be an error.
 
 -- use mpi: the same constants as named constants, the sentinels in the same common blocks
 local mconst = {}

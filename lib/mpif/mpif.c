@@ -3,8 +3,9 @@
 #include "mpifi.h"
 
 /* The common blocks of the sentinels, of the sizes mpif.h and the modules give them (the
- * linker warns when a common and its definition differ), 8-byte aligned. */
-#define MPIF_SENTINEL __attribute__((aligned(8)))
+ * linker warns when a common and its definition differ), 64-byte aligned (no less than a
+ * common gets). */
+#define MPIF_SENTINEL __attribute__((aligned(64)))
 MPI_Fint lamkit_bottom_[1] MPIF_SENTINEL, lamkit_in_place_[1] MPIF_SENTINEL,
     lamkit_status_ignore_[MPI_F_STATUS_SIZE] MPIF_SENTINEL,
     lamkit_statuses_ignore_[MPI_F_STATUS_SIZE] MPIF_SENTINEL,
@@ -141,12 +142,14 @@ void mpif_idx_out(MPI_Fint *idx, int n)
 
 /* ---- strings ---- */
 
-char *mpif_str_in(const char *f, size_t len, char *buf, size_t buflen)
+char *mpif_str_in(const char *f, size_t len, char *buf, size_t buflen, int lead)
 {
 	char *c;
 
 	while (len > 0 && f[len - 1] == ' ')
 		len--;
+	while (lead && len > 0 && *f == ' ')
+		f++, len--;
 	c = len < buflen ? buf : malloc(len + 1);
 	if (c) {
 		memcpy(c, f, len);

@@ -26,15 +26,29 @@ typedef void mpif_copy_fn(MPI_Fint *obj, MPI_Fint *keyval, void *extra, void *in
 typedef void mpif_delete_fn(MPI_Fint *obj, MPI_Fint *keyval, void *val, void *extra,
                             MPI_Fint *ierr);
 
-/* One per keyval made from Fortran (kept for the life of the program: attributes of a freed
- * keyval still call its callbacks). */
+/* One per keyval made from Fortran, kept until MPI_FINALIZE (attributes of a freed keyval
+ * still call its callbacks). */
 struct mpif_kv {
 	mpif_copy_fn *copy;
 	mpif_delete_fn *del;
 	MPI_Aint extra;
 	MPI_Fint iextra;
 	int old;
+	struct mpif_kv *next;
 };
+static struct mpif_kv *kvs;
+
+int mpif_Finalize(void)
+{
+	int rc = PMPI_Finalize();
+
+	while (kvs) {
+		struct mpif_kv *k = kvs;
+		kvs = k->next;
+		free(k);
+	}
+	return rc;
+}
 
 void mpi_comm_null_copy_fn_(void), mpi_comm_dup_fn_(void), mpi_comm_null_delete_fn_(void);
 void mpi_type_null_copy_fn_(void), mpi_type_dup_fn_(void), mpi_type_null_delete_fn_(void);
@@ -85,8 +99,13 @@ static int keyval_fns(void (*copy)(void), void (*del)(void), void (*nullcopy)(vo
 
 	if (!k)
 		return MPI_ERR_NO_MEM;
-	*k = (struct mpif_kv){(mpif_copy_fn *)(void *)copy, (mpif_delete_fn *)(void *)del, extra,
-	                      (MPI_Fint)extra, old};
+	*k = (struct mpif_kv){(mpif_copy_fn *)(void *)copy,
+	                      (mpif_delete_fn *)(void *)del,
+	                      extra,
+	                      (MPI_Fint)extra,
+	                      old,
+	                      kvs};
+	kvs = k;
 	*ccopy = copy == nullcopy ? lk_mpi_null_copy_fn : copy == dup ? lk_mpi_dup_fn : copy_tramp;
 	*cdel = del == nulldel ? lk_mpi_null_delete_fn : delete_tramp;
 	*cextra = k;
@@ -160,64 +179,60 @@ int mpif_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
 	                              (MPI_Win_delete_attr_function *)(void *)d, win_keyval, x);
 }
 
-/* ---- attribute values: Fortran gets the value of a predefined attribute (C gets a pointer
- * to it), and the stored value of the others (an address, for a pointer set from C) ---- */
+/* ---- attribute values: Fortran stores the value itself (C's get then gets a pointer to it)
+ * and gets the value stored, the address of a C-set attribute, the value of a predefined one
+ * (mpii_attr_fset / mpii_attr_fget) ---- */
+
+int mpif_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+	return mpii_attr_fset(MPII_ATTR_COMM, comm, comm_keyval, (MPI_Aint)attribute_val,
+	                      "MPI_Comm_set_attr");
+}
+
+int mpif_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+	return mpii_attr_fset(MPII_ATTR_COMM, comm, keyval, (MPI_Aint)attribute_val,
+	                      "MPI_Attr_put");
+}
+
+int mpif_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+	return mpii_attr_fset(MPII_ATTR_TYPE, datatype, type_keyval, (MPI_Aint)attribute_val,
+	                      "MPI_Type_set_attr");
+}
+
+int mpif_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+	return mpii_attr_fset(MPII_ATTR_WIN, win, win_keyval, (MPI_Aint)attribute_val,
+	                      "MPI_Win_set_attr");
+}
 
 int mpif_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
-	void *v = NULL;
-	int rc = PMPI_Comm_get_attr(comm, comm_keyval, &v, flag);
-
-	if (rc == MPI_SUCCESS && *flag)
-		*(MPI_Aint *)attribute_val =
-		    comm_keyval >= MPI_TAG_UB && comm_keyval <= MPI_LASTUSEDCODE ? *(int *)v
-		                                                                 : (MPI_Aint)v;
-	return rc;
+	return mpii_attr_fget(MPII_ATTR_COMM, comm, comm_keyval, attribute_val, flag,
+	                      "MPI_Comm_get_attr");
 }
 
 int mpif_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-	void *v = NULL;
-	int rc = PMPI_Attr_get(comm, keyval, &v, flag);
+	MPI_Aint v = 0;
+	int rc = mpii_attr_fget(MPII_ATTR_COMM, comm, keyval, &v, flag, "MPI_Attr_get");
 
 	if (rc == MPI_SUCCESS && *flag)
-		*(MPI_Fint *)attribute_val = keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE
-		                                 ? *(int *)v
-		                                 : (MPI_Fint)(intptr_t)v;
+		*(MPI_Fint *)attribute_val = (MPI_Fint)v;
 	return rc;
 }
 
 int mpif_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
-	void *v = NULL;
-	int rc = PMPI_Type_get_attr(datatype, type_keyval, &v, flag);
-
-	if (rc == MPI_SUCCESS && *flag)
-		*(MPI_Aint *)attribute_val = (MPI_Aint)v;
-	return rc;
+	return mpii_attr_fget(MPII_ATTR_TYPE, datatype, type_keyval, attribute_val, flag,
+	                      "MPI_Type_get_attr");
 }
 
 int mpif_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-	void *v = NULL;
-	int rc = PMPI_Win_get_attr(win, win_keyval, &v, flag);
-	MPI_Aint *out = attribute_val;
-
-	if (rc != MPI_SUCCESS || !*flag)
-		return rc;
-	switch (win_keyval) {
-	case MPI_WIN_SIZE:
-		*out = *(MPI_Aint *)v;
-		break;
-	case MPI_WIN_DISP_UNIT:
-	case MPI_WIN_CREATE_FLAVOR:
-	case MPI_WIN_MODEL:
-		*out = *(int *)v;
-		break;
-	default: /* MPI_WIN_BASE is the address itself */
-		*out = (MPI_Aint)v;
-	}
-	return rc;
+	return mpii_attr_fget(MPII_ATTR_WIN, win, win_keyval, attribute_val, flag,
+	                      "MPI_Win_get_attr");
 }
 
 /* ---- generalized requests with Fortran callbacks ---- */
@@ -225,11 +240,13 @@ typedef void mpif_query_fn(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierr);
 typedef void mpif_free_fn(MPI_Aint *extra, MPI_Fint *ierr);
 typedef void mpif_cancel_fn(MPI_Aint *extra, MPI_Fint *complete, MPI_Fint *ierr);
 
+/* The callbacks get the caller's own extra_state variable (by reference, as MPICH's tests
+ * check: what free_fn writes there, the caller sees). */
 struct mpif_greq {
 	mpif_query_fn *query;
 	mpif_free_fn *free;
 	mpif_cancel_fn *cancel;
-	MPI_Aint extra;
+	MPI_Aint *extra;
 };
 
 static int query_tramp(void *extra, MPI_Status *status)
@@ -237,7 +254,7 @@ static int query_tramp(void *extra, MPI_Status *status)
 	struct mpif_greq *g = extra;
 	MPI_Fint ierr = MPI_SUCCESS;
 
-	g->query(&g->extra, (MPI_Fint *)(void *)status, &ierr);
+	g->query(g->extra, (MPI_Fint *)(void *)status, &ierr);
 	return ierr;
 }
 
@@ -246,7 +263,7 @@ static int free_tramp(void *extra)
 	struct mpif_greq *g = extra;
 	MPI_Fint ierr = MPI_SUCCESS;
 
-	g->free(&g->extra, &ierr);
+	g->free(g->extra, &ierr);
 	free(g);
 	return ierr;
 }
@@ -256,7 +273,7 @@ static int cancel_tramp(void *extra, int complete)
 	struct mpif_greq *g = extra;
 	MPI_Fint ierr = MPI_SUCCESS, c = complete ? MPIF_TRUE : MPIF_FALSE;
 
-	g->cancel(&g->extra, &c, &ierr);
+	g->cancel(g->extra, &c, &ierr);
 	return ierr;
 }
 
@@ -270,7 +287,7 @@ int mpif_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 	if (!g)
 		return mpif_nomem("MPI_Grequest_start");
 	*g = (struct mpif_greq){(mpif_query_fn *)(void *)query_fn, (mpif_free_fn *)(void *)free_fn,
-	                        (mpif_cancel_fn *)(void *)cancel_fn, (MPI_Aint)extra_state};
+	                        (mpif_cancel_fn *)(void *)cancel_fn, extra_state};
 	rc = PMPI_Grequest_start(query_tramp, free_tramp, cancel_tramp, g, request);
 	if (rc != MPI_SUCCESS)
 		free(g);

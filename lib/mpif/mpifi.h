@@ -115,10 +115,11 @@ static inline int *mpif_wts(MPI_Fint *f)
 	                                    : f;
 }
 
-/* Strings: a CHARACTER(len) argument as a C string without the trailing blanks (buf if it
- * fits, else malloc'ed; NULL on ENOMEM); a C string into a CHARACTER(len), blank-padded
- * (nothing when rc is an error); a malloc'ed C buffer of n + 1 bytes. */
-char *mpif_str_in(const char *f, size_t len, char *buf, size_t buflen);
+/* Strings: a CHARACTER(len) argument as a C string without the trailing blanks (and the
+ * leading ones if lead) (buf if it fits, else malloc'ed; NULL on ENOMEM); a C string into a
+ * CHARACTER(len), blank-padded (nothing when rc is an error); a malloc'ed C buffer of n + 1
+ * bytes. */
+char *mpif_str_in(const char *f, size_t len, char *buf, size_t buflen, int lead);
 void mpif_str_out(char *f, size_t len, const char *c, int rc);
 char *mpif_str_buf(int n);
 /* The number of dimensions of Cartesian communicator comm (0 when it is not one). */
