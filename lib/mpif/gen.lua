@@ -922,9 +922,12 @@ local callbacks = {
 for _, c in ipairs(callbacks) do
 	mf("      EXTERNAL " .. c)
 end
--- MPI_WTIME, MPI_WTICK, MPI_AINT_ADD, MPI_AINT_DIFF are not declared: programs declare them
--- (DOUBLE PRECISION MPI_WTIME), as with MPICH's and Open MPI's mpif.h, and a second
--- declaration would be an error.
+-- MPI_WTIME and MPI_WTICK are declared (as MPICH's mpif.h does; programs written for it use
+-- them undeclared); MPI_AINT_ADD and MPI_AINT_DIFF are not (as MPICH: programs declare them).
+for _, p in ipairs({"MPI", "PMPI"}) do
+	mf(string.format("      DOUBLE PRECISION %s_WTIME, %s_WTICK", p, p))
+	mf(string.format("      EXTERNAL %s_WTIME, %s_WTICK", p, p))
+end
 
 -- use mpi: the same constants as named constants, the sentinels in the same common blocks
 local mconst = {}
