@@ -30,43 +30,28 @@ MPII_IDENTITY(Win, MPI_Win)
 /* ---- requests: a C request is a pointer, a Fortran one a slot number ---- */
 struct mpii_ftab mpii_freq;
 
-MPI_Fint mpii_req_fnew(struct lk_request *r)
+MPI_Fint mpii_req_fgrow(struct lk_request *r)
 {
 	struct mpii_ftab *t = &mpii_freq;
-	int h = t->free;
+	int h;
 
-	if (!h) {
-		if (t->n == t->cap) {
-			int cap = t->cap ? t->cap * 2 : 256;
-			struct lk_request **v = realloc(t->v, sizeof(*v) * (size_t)cap);
-			int *next = v ? realloc(t->next, sizeof(*next) * (size_t)cap) : NULL;
+	if (t->n == t->cap) {
+		int cap = t->cap ? t->cap * 2 : 256;
+		struct lk_request **v = realloc(t->v, sizeof(*v) * (size_t)cap);
+		int *next = v ? realloc(t->next, sizeof(*next) * (size_t)cap) : NULL;
 
-			if (v)
-				t->v = v;
-			if (!next)
-				return -1;
-			t->next = next;
-			t->cap = cap;
-		}
-		if (t->n == 0)
-			t->v[t->n++] = NULL; /* 0 is MPI_REQUEST_NULL */
-		h = t->n++;
-	} else {
-		t->free = t->next[h];
+		if (v)
+			t->v = v;
+		if (!next)
+			return -1;
+		t->next = next;
+		t->cap = cap;
 	}
+	if (t->n == 0)
+		t->v[t->n++] = NULL; /* 0 is MPI_REQUEST_NULL */
+	h = t->n++;
 	t->v[h] = r;
-	r->fh = h;
-	return h;
-}
-
-void mpii_req_fdrop(struct lk_request *r)
-{
-	struct mpii_ftab *t = &mpii_freq;
-
-	t->v[r->fh] = NULL;
-	t->next[r->fh] = t->free;
-	t->free = r->fh;
-	r->fh = 0;
+	return r->fh = h;
 }
 
 void mpii_freq_fini(void)

@@ -285,11 +285,32 @@ struct mpii_ftab {
 	int n, cap, free;
 };
 extern struct mpii_ftab mpii_freq;
-/* A slot for r (which has none). Its handle, or -1 on ENOMEM. */
-MPI_Fint mpii_req_fnew(struct lk_request *r);
-/* Give r's slot back (mpii_req_free). */
-void mpii_req_fdrop(struct lk_request *r);
+/* A slot for r when no freed one is left: the table grows. Its handle, or -1 on ENOMEM. */
+MPI_Fint mpii_req_fgrow(struct lk_request *r);
 void mpii_freq_fini(void);
+/* A slot for r (which has none): a freed one, else a new one. Its handle, or -1 on ENOMEM.
+ * Inline: a Fortran MPI_Isend takes one and its MPI_Wait gives it back. */
+static inline MPI_Fint mpii_req_fnew(struct lk_request *r)
+{
+	struct mpii_ftab *t = &mpii_freq;
+	int h = t->free;
+
+	if (!h)
+		return mpii_req_fgrow(r);
+	t->free = t->next[h];
+	t->v[h] = r;
+	return r->fh = h;
+}
+/* Give r's slot back (mpii_req_free). */
+static inline void mpii_req_fdrop(struct lk_request *r)
+{
+	struct mpii_ftab *t = &mpii_freq;
+
+	t->v[r->fh] = NULL;
+	t->next[r->fh] = t->free;
+	t->free = r->fh;
+	r->fh = 0;
+}
 /* The Fortran handle of request r (0 for a null request, -1 on ENOMEM). */
 static inline MPI_Fint mpii_req_c2f(struct lk_request *r)
 {

@@ -9,7 +9,8 @@
 --   log log* log[N] log[N]*      LOGICAL, converted to and from C's int (N: the length argument)
 --   aint aint* aint[] aint[]*    INTEGER(KIND=MPI_ADDRESS_KIND)
 --   iaint iaint* iaint[N]        MPI-1's INTEGER addresses, MPI_Aint in C
---   Comm Datatype Group Op Info Errhandler Win Request (+ * [] []* [N]*)   handles
+--   Comm Datatype Group Op Info Errhandler Win Request (+ * [] []* [N]*)   handles; & marks
+--     one the call reads and writes (a request MPI_WAIT completes), * one it only writes
 --   cbuf buf (in / out choice buffer), acbuf abuf (nonblocking: ASYNCHRONOUS in mpi_f08);
 --     "/count/type" names the count and datatype that describe it (a non-contiguous array
 --     section in mpi_f08 becomes a derived datatype); loc: an address argument, no sentinels
@@ -76,7 +77,7 @@ for _, n in ipairs({"Isend", "Ibsend", "Issend", "Irsend", "Send_init", "Bsend_i
 end
 R("Irecv", "buf:abuf/count/datatype count:int datatype:Datatype source:int tag:int comm:Comm request:Request*")
 R("Recv_init", "buf:abuf/count/datatype count:int datatype:Datatype source:int tag:int comm:Comm request:Request*")
-R("Start", "request:Request*")
+R("Start", "request:Request&")
 R("Startall", "count:int array_of_requests:Request[count]*")
 R("Sendrecv", "sendbuf:cbuf/sendcount/sendtype sendcount:int sendtype:Datatype dest:int sendtag:int " ..
 	"recvbuf:buf/recvcount/recvtype recvcount:int recvtype:Datatype source:int recvtag:int comm:Comm status:status*")
@@ -84,20 +85,20 @@ R("Sendrecv_replace", "buf:buf/count/datatype count:int datatype:Datatype dest:i
 	"source:int recvtag:int comm:Comm status:status*")
 R("Probe", "source:int tag:int comm:Comm status:status*")
 R("Iprobe", "source:int tag:int comm:Comm flag:log* status:status*")
-R("Wait", "request:Request* status:status*")
+R("Wait", "request:Request& status:status*")
 R("Waitall", "count:int array_of_requests:Request[count]* array_of_statuses:status[count]*")
 R("Waitany", "count:int array_of_requests:Request[count]* index:idx* status:status*")
 R("Waitsome", "incount:int array_of_requests:Request[incount]* outcount:int* " ..
 	"array_of_indices:idx[outcount]* array_of_statuses:status[incount]*")
-R("Test", "request:Request* flag:log* status:status*")
+R("Test", "request:Request& flag:log* status:status*")
 R("Testall", "count:int array_of_requests:Request[count]* flag:log* array_of_statuses:status[count]*")
 R("Testany", "count:int array_of_requests:Request[count]* index:idx* flag:log* status:status*")
 R("Testsome", "incount:int array_of_requests:Request[incount]* outcount:int* " ..
 	"array_of_indices:idx[outcount]* array_of_statuses:status[incount]*")
 R("Request_get_status", "request:Request flag:log* status:status*")
-R("Cancel", "request:Request*")
+R("Cancel", "request:Request&")
 R("Test_cancelled", "status:status flag:log*")
-R("Request_free", "request:Request*")
+R("Request_free", "request:Request&")
 R("Get_count", "status:status datatype:Datatype count:int*")
 R("Get_elements", "status:status datatype:Datatype count:int*")
 R("Status_set_elements", "status:status* datatype:Datatype count:int")

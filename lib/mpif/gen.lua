@@ -160,6 +160,9 @@ local function parse_arg(tok, rname)
 	if k:sub(-1) == "*" then
 		a.out = true
 		k = k:sub(1, -2)
+	elseif k:sub(-1) == "&" then -- in and out (a request the call may complete)
+		a.out, a.inout = true, true
+		k = k:sub(1, -2)
 	end
 	local b, len = k:match("^([%w_]+)%[(.-)%]$")
 	if b then
@@ -381,7 +384,8 @@ local function carg(e, a, m, w, pairs_used)
 				w.nomem[#w.nomem + 1] = "c_" .. n
 				post(string.format("mpif_reqs_out(%s, c_%s, %s, s_%s);", n, n, len, n))
 			elseif a.out then
-				pre(string.format("MPI_Request c_%s = mpii_req_f2c(*%s);", n, n))
+				pre(string.format("MPI_Request c_%s = %s;", n,
+					a.inout and "mpii_req_f2c(*" .. n .. ")" or "MPI_REQUEST_NULL"))
 				w.call[#w.call + 1] = "&c_" .. n
 				post(string.format("*%s = mpif_req_c2f(c_%s);", n, n))
 			else

@@ -67,45 +67,20 @@ void *mpif_cdesc_slow(CFI_cdesc_t *d, int *count, MPI_Datatype *type, MPI_Dataty
 
 /* ---- arrays ---- */
 
-MPI_Status *mpif_sts(MPI_Fint *f, int n)
+MPI_Status *mpif_sts_copy(MPI_Fint *f, int n)
 {
-	MPI_Status *c;
+	MPI_Status *c = malloc(sizeof(*c) * (size_t)(n > 0 ? n : 1));
 
-	if (f == lamkit_statuses_ignore_ || f == lamkit_status_ignore_)
-		return MPI_STATUSES_IGNORE;
-	if (!((uintptr_t)f & (_Alignof(MPI_Status) - 1)))
-		return (MPI_Status *)(void *)f;
-	c = malloc(sizeof(*c) * (size_t)(n > 0 ? n : 1));
 	if (c && n > 0)
 		memcpy(c, f, sizeof(*c) * (size_t)n);
 	return c;
 }
 
-void mpif_sts_done(MPI_Fint *f, MPI_Status *c, int n)
+void mpif_sts_copy_done(MPI_Fint *f, MPI_Status *c, int n)
 {
-	if (!c || c == MPI_STATUSES_IGNORE || (void *)c == (void *)f)
-		return;
 	if (n > 0)
 		memcpy(f, c, sizeof(*c) * (size_t)n);
 	free(c);
-}
-
-MPI_Request *mpif_reqs_in(const MPI_Fint *f, int n, MPI_Request *s)
-{
-	MPI_Request *c = n <= 16 ? s : malloc(sizeof(*c) * (size_t)n);
-
-	for (int i = 0; c && i < n; i++)
-		c[i] = mpii_req_f2c(f[i]);
-	return c;
-}
-
-void mpif_reqs_out(MPI_Fint *f, MPI_Request *c, int n, MPI_Request *s)
-{
-	if (!c)
-		return;
-	for (int i = 0; i < n; i++)
-		f[i] = mpif_req_c2f(c[i]);
-	mpif_free(c, s);
 }
 
 int *mpif_logs_in(const MPI_Fint *f, int n, int *s, int in)

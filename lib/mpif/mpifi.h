@@ -76,18 +76,47 @@ static inline void mpif_st_done(MPI_Fint *f, MPI_Status *c, MPI_Status *tmp)
 		memcpy(f, tmp, sizeof(*tmp));
 }
 /* An array of n statuses likewise (NULL on ENOMEM); mpif_sts_done copies back and frees. */
-MPI_Status *mpif_sts(MPI_Fint *f, int n);
-void mpif_sts_done(MPI_Fint *f, MPI_Status *c, int n);
+MPI_Status *mpif_sts_copy(MPI_Fint *f, int n);
+static inline MPI_Status *mpif_sts(MPI_Fint *f, int n)
+{
+	if (f == lamkit_statuses_ignore_ || f == lamkit_status_ignore_)
+		return MPI_STATUSES_IGNORE;
+	if ((uintptr_t)f & (_Alignof(MPI_Status) - 1))
+		return mpif_sts_copy(f, n);
+	return (MPI_Status *)(void *)f;
+}
+void mpif_sts_copy_done(MPI_Fint *f, MPI_Status *c, int n);
+static inline void mpif_sts_done(MPI_Fint *f, MPI_Status *c, int n)
+{
+	if (c && c != MPI_STATUSES_IGNORE && (void *)c != (void *)f)
+		mpif_sts_copy_done(f, c, n);
+}
 
-/* Requests: Fortran numbers (mpii_req_c2f), arrays through a C copy (s: 16 on the stack). */
+/* Requests: Fortran numbers (mpii_req_c2f), arrays through a C copy (s: 16 on the stack; more
+ * are malloc'ed, NULL on ENOMEM); mpif_reqs_out writes the numbers back and frees. */
 static inline MPI_Fint mpif_req_c2f(MPI_Request r)
 {
 	MPI_Fint h = mpii_req_c2f(r);
 
 	return h < 0 ? 0 : h;
 }
-MPI_Request *mpif_reqs_in(const MPI_Fint *f, int n, MPI_Request *s);
-void mpif_reqs_out(MPI_Fint *f, MPI_Request *c, int n, MPI_Request *s);
+static inline MPI_Request *mpif_reqs_in(const MPI_Fint *f, int n, MPI_Request *s)
+{
+	MPI_Request *c = n <= 16 ? s : (MPI_Request *)malloc(sizeof(*c) * (size_t)n);
+
+	for (int i = 0; c && i < n; i++)
+		c[i] = mpii_req_f2c(f[i]);
+	return c;
+}
+static inline void mpif_reqs_out(MPI_Fint *f, MPI_Request *c, int n, MPI_Request *s)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < n; i++)
+		f[i] = c[i] ? mpif_req_c2f(c[i]) : 0;
+	if (c != s)
+		free(c);
+}
 
 /* LOGICAL arrays as C ints (s: 16 on the stack; in: convert the values) and back. */
 int *mpif_logs_in(const MPI_Fint *f, int n, int *s, int in);
