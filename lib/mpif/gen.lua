@@ -123,7 +123,7 @@ end
 
 -- ---- argument kinds ----
 local HANDLES = {Comm = 1, Datatype = 1, Group = 1, Op = 1, Info = 1, Errhandler = 1, Win = 1,
-	Request = 1}
+	Request = 1, File = 1}
 
 -- Fortran argument names that are not good C identifiers here (a macro, a builtin)
 local C_RESERVED = {assert = true, index = true}
@@ -222,6 +222,7 @@ local fits = {
 	bufaddr = function(t) return t == "void*" end,
 }
 fits.iaint = fits.aint
+fits.off = function(t, a) return a.out and t == "MPI_Offset*" or (not a.out and t == "MPI_Offset") end
 local function fit(a, t)
 	if a.base == "fn" then
 		return t == "MPI_" .. a.fn .. "*"
@@ -358,6 +359,9 @@ local function carg(e, a, m, w, pairs_used)
 	elseif b == "aint" then
 		param("MPI_Aint *" .. n)
 		w.call[#w.call + 1] = (a.arr or a.out) and n or "*" .. n
+	elseif b == "off" then
+		param("MPI_Offset *" .. n)
+		w.call[#w.call + 1] = a.out and n or "*" .. n
 	elseif b == "iaint" then
 		param("MPI_Fint *" .. n)
 		if a.arr then
@@ -675,6 +679,8 @@ local function fdecl(e, a, m)
 		return string.format("LOGICAL%s :: %s%s", intent_in, n, dim)
 	elseif b == "aint" or b == "attr" or b == "extra" then
 		return string.format("INTEGER(KIND=MPI_ADDRESS_KIND)%s :: %s%s", intent_in, n, dim)
+	elseif b == "off" then
+		return string.format("INTEGER(KIND=MPI_OFFSET_KIND)%s :: %s", intent_in, n)
 	elseif HANDLES[b] then
 		if m == "f77" then
 			if a.loose then
