@@ -67,10 +67,13 @@ for kind in src:gmatch("\nLK_MPI_F2C%(%s*([%w_]+)%s*,") do
 end
 
 -- constants: every #define MPI_X (and OMPI_X) with an integer value
-local consts, cvalue = {}, {}
+local consts, cvalue, consts_all = {}, {}, {}
 local T = dofile(bindings)
 for line in header:gmatch("[^\n]+") do
 	local name, val = line:match("^#define%s+([%w_]+)%s+(.-)%s*$")
+	if name then
+		consts_all[#consts_all + 1] = name
+	end
 	if name and (name:match("^MPI_") or name:match("^OMPI_")) and not name:match("%(") then
 		val = val:gsub("/%*.*", ""):gsub("%s+$", "")
 		local v = val:match("^%(?%s*(%-?%d+)%s*%)?$") or val:match("^%(%(MPI_%w+%)(%-?%d+)%)$")
@@ -223,6 +226,7 @@ local fits = {
 }
 fits.iaint = fits.aint
 fits.off = function(t, a) return a.out and t == "MPI_Offset*" or (not a.out and t == "MPI_Offset") end
+fits.cnt = function(t, a) return a.out and t == "MPI_Count*" or (not a.out and t == "MPI_Count") end
 local function fit(a, t)
 	if a.base == "fn" then
 		return t == "MPI_" .. a.fn .. "*"
@@ -359,8 +363,8 @@ local function carg(e, a, m, w, pairs_used)
 	elseif b == "aint" then
 		param("MPI_Aint *" .. n)
 		w.call[#w.call + 1] = (a.arr or a.out) and n or "*" .. n
-	elseif b == "off" then
-		param("MPI_Offset *" .. n)
+	elseif b == "off" or b == "cnt" then
+		param((b == "off" and "MPI_Offset *" or "MPI_Count *") .. n)
 		w.call[#w.call + 1] = a.out and n or "*" .. n
 	elseif b == "iaint" then
 		param("MPI_Fint *" .. n)
@@ -679,8 +683,9 @@ local function fdecl(e, a, m)
 		return string.format("LOGICAL%s :: %s%s", intent_in, n, dim)
 	elseif b == "aint" or b == "attr" or b == "extra" then
 		return string.format("INTEGER(KIND=MPI_ADDRESS_KIND)%s :: %s%s", intent_in, n, dim)
-	elseif b == "off" then
-		return string.format("INTEGER(KIND=MPI_OFFSET_KIND)%s :: %s", intent_in, n)
+	elseif b == "off" or b == "cnt" then
+		return string.format("INTEGER(KIND=MPI_%s_KIND)%s :: %s", b == "off" and "OFFSET" or "COUNT",
+			intent_in, n)
 	elseif HANDLES[b] then
 		if m == "f77" then
 			if a.loose then
@@ -924,11 +929,14 @@ for _, s in ipairs(sentinels) do
 	mf(string.format("      COMMON /%s/ %s", s[4], s[1]))
 	mf(string.format("      SAVE /%s/", s[4]))
 end
-local callbacks = {
-	"MPI_NULL_COPY_FN", "MPI_DUP_FN", "MPI_NULL_DELETE_FN", "MPI_COMM_NULL_COPY_FN",
-	"MPI_COMM_DUP_FN", "MPI_COMM_NULL_DELETE_FN", "MPI_TYPE_NULL_COPY_FN", "MPI_TYPE_DUP_FN",
-	"MPI_TYPE_NULL_DELETE_FN", "MPI_WIN_NULL_COPY_FN", "MPI_WIN_DUP_FN", "MPI_WIN_NULL_DELETE_FN",
-}
+-- the predefined callbacks: the constants of mpi.h not_int calls "callback" (EXTERNAL procedures
+-- of libmpifort: mpif.c)
+local callbacks = {}
+for _, name in ipairs(consts_all) do
+	if T.not_int[name] == "callback" then
+		callbacks[#callbacks + 1] = name
+	end
+end
 for _, c in ipairs(callbacks) do
 	mf("      EXTERNAL " .. c)
 end
