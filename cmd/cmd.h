@@ -29,6 +29,7 @@ int cmd_agent(int argc, char **argv);
 int cmd_wipe(int argc, char **argv);
 int cmd_mpicc(int argc, char **argv);
 int cmd_mpicxx(int argc, char **argv);
+int cmd_mpifort(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 int cmd_grow(int argc, char **argv);
 int cmd_recon(int argc, char **argv);

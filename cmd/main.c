@@ -111,6 +111,8 @@ const struct cmd cmd_table[] = {
 	{"mpicc", "mpicc", "compile and link a C program against lamkit's MPI library", NULL, cmd_mpicc, 0},
 	{"mpicxx", "mpicxx mpic++", "compile and link a C++ program against lamkit's MPI library", NULL,
 	 cmd_mpicxx, 0},
+	{"mpifort", "mpifort mpif90 mpif77", "compile and link a Fortran program against lamkit's MPI library",
+	 NULL, cmd_mpifort, 0},
 	{"agent", NULL, "the per-node daemon (started by boot modules and mpiexec)",
 	 "lamkit agent --boot ADDR[,ADDR...]:PORT --universe ID --node N [--tmpdir DIR]\n"
 	 "             [--foreground] [--recon | --wipe [-n] [--purge]]\n"

@@ -1,6 +1,7 @@
-/* cmd/mpicc.c: `lamkit mpicc` and `lamkit mpicxx`: compile and link C (C++) programs against
- * lamkit's mpi.h and libmpi.a, found next to the binary (release: bin/../include, bin/../lib;
- * build tree: out/include, out/lib). Default: the system cc (c++) with the glibc libraries;
+/* cmd/mpicc.c: `lamkit mpicc`, `lamkit mpicxx` and `lamkit mpifort`: compile and link C, C++ and
+ * Fortran programs against lamkit's mpi.h (mpif.h, mpi.mod, mpi_f08.mod) and libmpi.a
+ * (libmpifort.a), found next to the binary (release: bin/../include, bin/../lib; build tree:
+ * out/include, out/lib). Default: the system cc (c++, gfortran) with the glibc libraries;
  * -musl (C only): musl-gcc with the musl libraries and -static, a program that needs nothing on
  * the nodes. mpi.h is plain C inside extern "C", so C++ programs use the same library. */
 #include "cmd.h"
@@ -29,6 +30,19 @@ static const char usage_cxx[] =
     "  -show   print the command instead of running it\n"
     "The compiler is $LAMKIT_CXX (default c++). Compile-only runs (-c, -E, -S, -M) get no\n"
     "libraries. -musl is refused: Debian has no musl C++ toolchain.\n";
+
+static const char usage_fort[] =
+    "lamkit mpifort [-show] [COMPILER ARGS...]\n"
+    "Runs the Fortran compiler with lamkit's MPI added: mpif.h and the modules mpi and\n"
+    "mpi_f08 (gfortran's) on the include path, libmpifort.a and libmpi.a linked:\n"
+    "  -show   print the command instead of running it\n"
+    "The compiler is $LAMKIT_FC (default gfortran, given -fallow-argument-mismatch as\n"
+    "mpifort.mpich does: mpif.h code passes buffers of any type). Compile-only runs (-c, -E,\n"
+    "-S, -M) get no libraries. -musl is refused: Debian's Fortran runtime is for glibc only;\n"
+    "-static-libgfortran gives a program that needs no Fortran runtime on the nodes.\n";
+
+enum { LANG_C, LANG_CXX, LANG_FORTRAN };
+static const char *const lang_cmd[] = {"mpicc", "mpicxx", "mpifort"};
 
 static int is_dir_with(const char *dir, const char *file)
 {
@@ -67,6 +81,13 @@ static int find_prefix(char *prefix, size_t len)
 	return -1;
 }
 
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 static int compile_only(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -76,13 +97,16 @@ static int compile_only(int argc, char **argv)
 	return 0;
 }
 
-static int compile(const char *name, int cxx, int argc, char **argv)
+static int compile(int lang, int argc, char **argv)
 {
 	char prefix[PATH_MAX], inc[PATH_MAX + 16], lib[PATH_MAX + 16];
+	const char *name = lang_cmd[lang];
 	int show = 0, musl = 0, n = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-help"))) {
-		printf("usage: %s", cxx ? usage_cxx : usage);
+		printf("usage: %s", lang == LANG_FORTRAN ? usage_fort
+		                    : lang == LANG_CXX   ? usage_cxx
+		                                         : usage);
 		return 0;
 	}
 	if (find_prefix(prefix, sizeof prefix) < 0) {
@@ -101,23 +125,40 @@ static int compile(const char *name, int cxx, int argc, char **argv)
 		else if (!strcmp(argv[i], "-musl"))
 			musl = 1;
 	}
-	if (cxx && musl) {
+	if (lang == LANG_CXX && musl) {
 		fprintf(stderr,
 		        "lamkit mpicxx: -musl is for C programs only (Debian has no musl C++ "
 		        "toolchain); build without it, or set LAMKIT_CXX to one\n");
 		free(args);
 		return CORE_EXIT_USAGE;
 	}
-	const char *cc = getenv(cxx ? "LAMKIT_CXX" : "LAMKIT_CC");
-	args[n++] = (char *)(cc && *cc ? cc : cxx ? "c++" : musl ? "musl-gcc" : "cc");
+	if (lang == LANG_FORTRAN && musl) {
+		fprintf(stderr,
+		        "lamkit mpifort: -musl is for C programs only: Debian's Fortran runtime "
+		        "(libgfortran) is built for glibc, and linked with musl it leaves glibc "
+		        "symbols undefined; build without -musl (-static-libgfortran: no Fortran "
+		        "runtime needed on the nodes)\n");
+		free(args);
+		return CORE_EXIT_USAGE;
+	}
+	static const char *const cc_env[] = {"LAMKIT_CC", "LAMKIT_CXX", "LAMKIT_FC"};
+	static const char *const cc_default[] = {"cc", "c++", "gfortran"};
+	const char *cc = getenv(cc_env[lang]);
+	args[n++] = (char *)(cc && *cc ? cc : musl ? "musl-gcc" : cc_default[lang]);
 	snprintf(inc, sizeof inc, "-I%s/include", prefix);
 	args[n++] = inc;
+	/* what Debian's mpifort.mpich adds too: FORTRAN 77 code that passes buffers of different
+	 * types to one MPI routine through mpif.h is an error for gfortran >= 10 without it */
+	if (lang == LANG_FORTRAN && !strncmp(base_name(args[0]), "gfortran", 8))
+		args[n++] = "-fallow-argument-mismatch";
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-show") && strcmp(argv[i], "-musl"))
 			args[n++] = argv[i];
 	if (!compile_only(argc, argv)) {
 		snprintf(lib, sizeof lib, "-L%s/lib%s", prefix, musl ? "/musl" : "");
 		args[n++] = lib;
+		if (lang == LANG_FORTRAN)
+			args[n++] = "-lmpifort";
 		args[n++] = "-lmpi";
 		args[n++] = "-ltransport";
 		args[n++] = "-lpmi";
@@ -141,10 +182,15 @@ static int compile(const char *name, int cxx, int argc, char **argv)
 
 int cmd_mpicc(int argc, char **argv)
 {
-	return compile("mpicc", 0, argc, argv);
+	return compile(LANG_C, argc, argv);
 }
 
 int cmd_mpicxx(int argc, char **argv)
 {
-	return compile("mpicxx", 1, argc, argv);
+	return compile(LANG_CXX, argc, argv);
+}
+
+int cmd_mpifort(int argc, char **argv)
+{
+	return compile(LANG_FORTRAN, argc, argv);
 }

@@ -704,6 +704,11 @@ LK_MPI_FN(Type_create_darray,
           (int size, int rank, int ndims, const int gsizes[], const int distribs[],
            const int dargs[], const int psizes[], int order, MPI_Datatype old, MPI_Datatype *out))
 LK_MPI_FN(Type_match_size, (int typeclass, int size, MPI_Datatype *type))
+/* The type matching Fortran's SELECTED_REAL_KIND(p, r) / SELECTED_INT_KIND(r): a type of its own
+ * per argument set, whose envelope is MPI_COMBINER_F90_REAL, _COMPLEX or _INTEGER. */
+LK_MPI_FN(Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
+LK_MPI_FN(Type_create_f90_complex, (int p, int r, MPI_Datatype *newtype))
+LK_MPI_FN(Type_create_f90_integer, (int r, MPI_Datatype *newtype))
 LK_MPI_FN(Type_commit, (MPI_Datatype * type))
 LK_MPI_FN(Type_free, (MPI_Datatype * type))
 LK_MPI_FN(Type_size, (MPI_Datatype type, int *size))
@@ -765,8 +770,8 @@ LK_MPI_FN(Attr_put, (MPI_Comm comm, int keyval, void *val))
 LK_MPI_FN(Attr_get, (MPI_Comm comm, int keyval, void *val, int *flag))
 LK_MPI_FN(Attr_delete, (MPI_Comm comm, int keyval))
 
-/* Fortran handle conversions (handles are the same integers in both languages; requests have
- * no Fortran form here). */
+/* Fortran handle conversions (handles are the same integers in both languages, except
+ * requests: a C request gets a Fortran number on its first conversion). */
 #define MPI_F_STATUS_SIZE 6
 #define LK_MPI_F2C(Kind, Type)                                                                     \
 	MPI_Fint MPI_##Kind##_c2f(Type h);                                                         \
@@ -779,6 +784,8 @@ LK_MPI_F2C(Type, MPI_Datatype)
 LK_MPI_F2C(Op, MPI_Op)
 LK_MPI_F2C(Info, MPI_Info)
 LK_MPI_F2C(Errhandler, MPI_Errhandler)
+LK_MPI_F2C(Win, MPI_Win)
+LK_MPI_F2C(Request, MPI_Request)
 LK_MPI_FN(Status_c2f, (const MPI_Status *c, MPI_Fint *f))
 LK_MPI_FN(Status_f2c, (const MPI_Fint *f, MPI_Status *c))
 #undef LK_MPI_F2C

@@ -7,7 +7,7 @@
 
 #define FIRST_USER_KEY 16
 
-enum { K_COMM, K_TYPE, K_WIN };
+enum { K_COMM = MPII_ATTR_COMM, K_TYPE = MPII_ATTR_TYPE, K_WIN = MPII_ATTR_WIN };
 
 struct keyval {
 	int kind; /* K_* */
@@ -19,6 +19,7 @@ struct keyval {
 struct mpii_attr {
 	struct mpii_attr *next;
 	int key;
+	int fortran; /* set from Fortran: val is the value itself, C's get gets a pointer to it */
 	void *val;
 };
 
@@ -108,12 +109,13 @@ static struct mpii_attr **find(struct mpii_attr **list, int key)
 	return NULL;
 }
 
-static int set(struct mpii_attr **list, int key, void *val)
+static int set(struct mpii_attr **list, int key, void *val, int fortran)
 {
 	struct mpii_attr **p = find(list, key), *a;
 
 	if (p) {
 		(*p)->val = val;
+		(*p)->fortran = fortran;
 		return MPI_SUCCESS;
 	}
 	a = malloc(sizeof(*a));
@@ -121,6 +123,7 @@ static int set(struct mpii_attr **list, int key, void *val)
 		return MPI_ERR_NO_MEM;
 	a->key = key;
 	a->val = val;
+	a->fortran = fortran;
 	a->next = *list;
 	*list = a;
 	return MPI_SUCCESS;
@@ -168,14 +171,15 @@ static int copy_all(int kind, int obj, const struct mpii_attr *from, struct mpii
 		rc = k->copy(obj, a->key, k->extra, a->val, &val, &flag);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		if (flag && (rc = set(to, a->key, val)) != MPI_SUCCESS)
+		if (flag && (rc = set(to, a->key, val, a->fortran)) != MPI_SUCCESS)
 			return rc;
 	}
 	return MPI_SUCCESS;
 }
 
-/* The bodies of MPI_X_set_attr / get_attr / delete_attr. MPI codes. */
-static int set_attr(int kind, int obj, struct mpii_attr **list, int keyval, void *val)
+/* The bodies of MPI_X_set_attr / get_attr / delete_attr (fortran: for the Fortran bindings).
+ * MPI codes. */
+static int set_attr(int kind, int obj, struct mpii_attr **list, int keyval, void *val, int fortran)
 {
 	struct mpii_attr **p;
 
@@ -184,10 +188,13 @@ static int set_attr(int kind, int obj, struct mpii_attr **list, int keyval, void
 	p = find(list, keyval);
 	if (p && del_one(kind, obj, p) != MPI_SUCCESS)
 		return MPI_ERR_OTHER;
-	return set(list, keyval, val);
+	return set(list, keyval, val, fortran);
 }
 
-static int get_attr(int kind, struct mpii_attr **list, int keyval, void *val, int *flag)
+/* C gets the pointer stored (a pointer to the value of one set from Fortran); Fortran gets
+ * the value stored (the address of one set from C). */
+static int get_attr(int kind, struct mpii_attr **list, int keyval, void *val, int *flag,
+                    int fortran)
 {
 	struct mpii_attr **p;
 
@@ -195,8 +202,10 @@ static int get_attr(int kind, struct mpii_attr **list, int keyval, void *val, in
 		return MPI_ERR_KEYVAL;
 	p = find(list, keyval);
 	*flag = p != NULL;
-	if (p)
-		*(void **)val = (*p)->val;
+	if (p && fortran)
+		*(MPI_Aint *)val = (MPI_Aint)(*p)->val;
+	else if (p)
+		*(void **)val = (*p)->fortran ? (void *)&(*p)->val : (*p)->val;
 	return MPI_SUCCESS;
 }
 
@@ -337,7 +346,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void *val)
 
 	if (!c)
 		return mpii_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_attr");
-	return mpii_err(c, set_attr(K_COMM, comm, &c->attrs, keyval, val), "MPI_Comm_set_attr");
+	return mpii_err(c, set_attr(K_COMM, comm, &c->attrs, keyval, val, 0), "MPI_Comm_set_attr");
 }
 
 MPII_ALIAS(Attr_put)
@@ -360,7 +369,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag)
 		*flag = 1;
 		return MPI_SUCCESS;
 	}
-	return mpii_err(c, get_attr(K_COMM, &c->attrs, keyval, val, flag), "MPI_Comm_get_attr");
+	return mpii_err(c, get_attr(K_COMM, &c->attrs, keyval, val, flag, 0), "MPI_Comm_get_attr");
 }
 
 MPII_ALIAS(Attr_get)
@@ -392,7 +401,8 @@ int PMPI_Type_set_attr(MPI_Datatype type, int keyval, void *val)
 
 	if (!d)
 		return mpii_err(NULL, MPI_ERR_TYPE, "MPI_Type_set_attr");
-	return mpii_err(NULL, set_attr(K_TYPE, type, &d->attrs, keyval, val), "MPI_Type_set_attr");
+	return mpii_err(NULL, set_attr(K_TYPE, type, &d->attrs, keyval, val, 0),
+	                "MPI_Type_set_attr");
 }
 
 MPII_ALIAS(Type_get_attr)
@@ -402,7 +412,8 @@ int PMPI_Type_get_attr(MPI_Datatype type, int keyval, void *val, int *flag)
 
 	if (!d)
 		return mpii_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_attr");
-	return mpii_err(NULL, get_attr(K_TYPE, &d->attrs, keyval, val, flag), "MPI_Type_get_attr");
+	return mpii_err(NULL, get_attr(K_TYPE, &d->attrs, keyval, val, flag, 0),
+	                "MPI_Type_get_attr");
 }
 
 MPII_ALIAS(Type_delete_attr)
@@ -423,7 +434,8 @@ int PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
 
 	if (!w)
 		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_set_attr");
-	return mpii_err(w->comm, set_attr(K_WIN, win, &w->attrs, keyval, val), "MPI_Win_set_attr");
+	return mpii_err(w->comm, set_attr(K_WIN, win, &w->attrs, keyval, val, 0),
+	                "MPI_Win_set_attr");
 }
 
 MPII_ALIAS(Win_get_attr)
@@ -437,7 +449,8 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
 		*flag = 1;
 		return MPI_SUCCESS;
 	}
-	return mpii_err(w->comm, get_attr(K_WIN, &w->attrs, keyval, val, flag), "MPI_Win_get_attr");
+	return mpii_err(w->comm, get_attr(K_WIN, &w->attrs, keyval, val, flag, 0),
+	                "MPI_Win_get_attr");
 }
 
 MPII_ALIAS(Win_delete_attr)
@@ -448,4 +461,65 @@ int PMPI_Win_delete_attr(MPI_Win win, int keyval)
 	if (!w)
 		return mpii_err(NULL, MPI_ERR_WIN, "MPI_Win_delete_attr");
 	return mpii_err(w->comm, delete_attr(K_WIN, win, &w->attrs, keyval), "MPI_Win_delete_attr");
+}
+
+/* ---- for the Fortran bindings (lib/mpif) ---- */
+
+int mpii_attr_fset(int kind, int obj, int keyval, MPI_Aint val, const char *fn)
+{
+	struct mpii_comm *c;
+	struct mpii_dtype *d;
+	struct mpii_win *w;
+
+	switch (kind) {
+	case K_COMM:
+		if (!(c = mpii_comm(obj)))
+			return mpii_err(NULL, MPI_ERR_COMM, fn);
+		return mpii_err(c, set_attr(K_COMM, obj, &c->attrs, keyval, (void *)val, 1), fn);
+	case K_TYPE:
+		if (!(d = mpii_dt(obj)))
+			return mpii_err(NULL, MPI_ERR_TYPE, fn);
+		return mpii_err(NULL, set_attr(K_TYPE, obj, &d->attrs, keyval, (void *)val, 1), fn);
+	default:
+		if (!(w = mpii_win(obj)))
+			return mpii_err(NULL, MPI_ERR_WIN, fn);
+		return mpii_err(w->comm, set_attr(K_WIN, obj, &w->attrs, keyval, (void *)val, 1),
+		                fn);
+	}
+}
+
+int mpii_attr_fget(int kind, int obj, int keyval, MPI_Aint *val, int *flag, const char *fn)
+{
+	struct mpii_comm *c;
+	struct mpii_dtype *d;
+	struct mpii_win *w;
+	void *pv;
+
+	switch (kind) {
+	case K_COMM:
+		if (!(c = mpii_comm(obj)))
+			return mpii_err(NULL, MPI_ERR_COMM, fn);
+		if ((pv = predefined(keyval))) {
+			*val = *(int *)pv;
+			*flag = 1;
+			return MPI_SUCCESS;
+		}
+		return mpii_err(c, get_attr(K_COMM, &c->attrs, keyval, val, flag, 1), fn);
+	case K_TYPE:
+		if (!(d = mpii_dt(obj)))
+			return mpii_err(NULL, MPI_ERR_TYPE, fn);
+		return mpii_err(NULL, get_attr(K_TYPE, &d->attrs, keyval, val, flag, 1), fn);
+	default:
+		if (!(w = mpii_win(obj)))
+			return mpii_err(NULL, MPI_ERR_WIN, fn);
+		if (mpii_win_predefined(w, keyval, &pv)) {
+			/* the base is an address; the others point at their value */
+			*val = keyval == MPI_WIN_BASE   ? (MPI_Aint)pv
+			       : keyval == MPI_WIN_SIZE ? *(MPI_Aint *)pv
+			                                : *(int *)pv;
+			*flag = 1;
+			return MPI_SUCCESS;
+		}
+		return mpii_err(w->comm, get_attr(K_WIN, &w->attrs, keyval, val, flag, 1), fn);
+	}
 }

@@ -193,6 +193,7 @@ int PMPI_Finalize(void)
 	mpii_hier_fini();
 	mpii_dt_fini();
 	mpii_op_fini();
+	mpii_freq_fini();
 	mpii_err_fini();
 	mpii_tmpbuf_fini();
 	mpii.finalized = 1;

@@ -94,6 +94,8 @@ void mpii_req_free(struct lk_request *r)
 		r->freed = 1;
 		return;
 	}
+	if (r->fh)
+		mpii_req_fdrop(r);
 	if (r->buddy)
 		r->buddy->buddy = NULL;
 	if (r->held) { /* the calls only when something may be destroyed */

@@ -193,6 +193,7 @@ struct lk_request {
 	int persistent, active, freed, cancelled, bsend;
 	int pinned; /* a remote get's result record points here: freeing waits for it (mpi_rmam.c)
 	             */
+	int fh;     /* its Fortran handle (MPI_Request_c2f), or 0: the slot is freed with it */
 	MPI_Status st;
 	/* arguments */
 	void *buf;
@@ -281,6 +282,52 @@ int mpii_progress_sleep(int ms);
 /* Request finished: marks done and releases a freed request. */
 void mpii_complete(struct lk_request *r);
 
+/* ---- Fortran request handles (mpi_f2c.c): slot h of the table holds the request whose
+ * Fortran handle is h (0 is MPI_REQUEST_NULL); a slot is given on the first conversion and
+ * taken back when the request is freed ---- */
+struct mpii_ftab {
+	struct lk_request **v;
+	int *next; /* free slots, chained */
+	int n, cap, free;
+};
+extern struct mpii_ftab mpii_freq;
+/* A slot for r when no freed one is left: the table grows. Its handle, or -1 on ENOMEM. */
+MPI_Fint mpii_req_fgrow(struct lk_request *r);
+void mpii_freq_fini(void);
+/* A slot for r (which has none): a freed one, else a new one. Its handle, or -1 on ENOMEM.
+ * Inline: a Fortran MPI_Isend takes one and its MPI_Wait gives it back. */
+static inline MPI_Fint mpii_req_fnew(struct lk_request *r)
+{
+	struct mpii_ftab *t = &mpii_freq;
+	int h = t->free;
+
+	if (!h)
+		return mpii_req_fgrow(r);
+	t->free = t->next[h];
+	t->v[h] = r;
+	return r->fh = h;
+}
+/* Give r's slot back (mpii_req_free). */
+static inline void mpii_req_fdrop(struct lk_request *r)
+{
+	struct mpii_ftab *t = &mpii_freq;
+
+	t->v[r->fh] = NULL;
+	t->next[r->fh] = t->free;
+	t->free = r->fh;
+	r->fh = 0;
+}
+/* The Fortran handle of request r (0 for a null request, -1 on ENOMEM). */
+static inline MPI_Fint mpii_req_c2f(struct lk_request *r)
+{
+	return !r ? 0 : r->fh ? r->fh : mpii_req_fnew(r);
+}
+/* The request of Fortran handle h; NULL for 0 and for a handle that names none. */
+static inline struct lk_request *mpii_req_f2c(MPI_Fint h)
+{
+	return h > 0 && h < mpii_freq.n ? mpii_freq.v[h] : NULL;
+}
+
 /* Transport upcalls (set in mpi_init.c). */
 void mpii_on_frag(void *arg, int peer, const void *hdr, size_t hlen, const void *data, size_t len);
 void mpii_on_sent(void *arg, void *cookie);
@@ -322,6 +369,13 @@ struct mpii_win;
 void mpii_attr_clear_win(struct mpii_win *w);
 int mpii_attr_copy_type(struct mpii_dtype *from, struct mpii_dtype *to);
 void mpii_attr_fini(void);
+/* Attributes set and read by the Fortran bindings (lib/mpif). Set stores the value itself:
+ * a C MPI_*_get_attr of it then gets a pointer to it, as MPI's rules for mixed languages
+ * want. Get gives the stored value (the address, for an attribute set from C), and the value
+ * of a predefined attribute. kind: the object's, handle obj; errors reported as from fn. */
+enum { MPII_ATTR_COMM, MPII_ATTR_TYPE, MPII_ATTR_WIN };
+int mpii_attr_fset(int kind, int obj, int keyval, MPI_Aint val, const char *fn);
+int mpii_attr_fget(int kind, int obj, int keyval, MPI_Aint *val, int *flag, const char *fn);
 
 /* ---- collectives helpers ---- */
 /* Internal blocking collectives on an intracommunicator (collective context). MPI code. */

@@ -15,6 +15,7 @@ _lamkit_link() { # a link name (lamboot, tping...) -> its command, "" for lamkit
 	lamhalt) echo halt ;; lamnodes) echo nodes ;; lamshrink) echo shrink ;;
 	lamclean) echo clean ;; mpitask) echo ps ;; tping) echo ping ;; lamexec) echo exec ;;
 	mpiexec | mpirun) echo mpiexec ;; mpicc) echo mpicc ;; atollrun) echo atollrun ;;
+	mpifort | mpif90 | mpif77) echo mpifort ;;
 	esac
 }
 
@@ -64,7 +65,7 @@ _lamkit() {
 	help)
 		COMPREPLY=($(compgen -W "$("$bin" help 2>/dev/null |
 			awk '/^  [a-z]/ { print $1 }')" -- "$cur")) ;;
-	boot | recon | wipe | lua | lua-dump | mpicc | exec | mpiexec)
+	boot | recon | wipe | lua | lua-dump | mpicc | mpicxx | mpifort | exec | mpiexec)
 		COMPREPLY=($(compgen -f -- "$cur")) ;;
 	esac
 	return 0

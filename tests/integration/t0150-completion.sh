@@ -16,7 +16,7 @@ comp() {
 		"$LAMKIT_TOP/packaging/completion/lamkit.bash" "$@"
 }
 is "$(comp lamkit sh)" "shrink " "a command name"
-like "$(comp lamkit '')" "^atollrun boot clean exec grow halt help kill lua lua-dump mpicc mpicxx mpiexec nodes ping ps recon shrink top version wipe $" \
+like "$(comp lamkit '')" "^atollrun boot clean exec grow halt help kill lua lua-dump mpicc mpicxx mpiexec mpifort nodes ping ps recon shrink top version wipe $" \
 	"every command, not the internal agent"
 is "$(comp lamkit wipe --p)" "--purge " "an option from the command's help"
 is "$(comp lamkit boot --sh)" "--ship --ship= " "options of boot"
