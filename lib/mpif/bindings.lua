@@ -356,6 +356,75 @@ R("Unpack_external", "datarep:str inbuf:cbuf insize:aint position:aint* " ..
 	"outbuf:buf/outcount/datatype outcount:int datatype:Datatype")
 R("Pack_external_size", "datarep:str incount:int datatype:Datatype size:aint*")
 
+-- MPI-3 datatype routines with MPI_Count and hindexed blocks
+R("Type_create_hindexed_block", "count:int blocklength:int array_of_displacements:aint[] " .. NT)
+R("Type_size_x", "datatype:Datatype size:cnt*")
+R("Type_get_extent_x", "datatype:Datatype lb:cnt* extent:cnt*")
+R("Type_get_true_extent_x", "datatype:Datatype true_lb:cnt* true_extent:cnt*")
+R("Get_elements_x", "status:status datatype:Datatype count:cnt*")
+R("Status_set_elements_x", "status:status* datatype:Datatype count:cnt")
+
+-- MPI-IO (MPI-3.1 chapter 13): file handles are INTEGER / TYPE(MPI_File), offsets
+-- INTEGER(KIND=MPI_OFFSET_KIND)
+local FH = "fh:File "
+local RD, WR = "buf:buf/count/datatype count:int datatype:Datatype ",
+	"buf:cbuf/count/datatype count:int datatype:Datatype "
+local ARD, AWR = "buf:abuf/count/datatype count:int datatype:Datatype ",
+	"buf:acbuf/count/datatype count:int datatype:Datatype "
+R("File_open", "comm:Comm filename:str amode:int info:Info fh:File*")
+R("File_close", "fh:File*")
+R("File_delete", "filename:str info:Info")
+R("File_set_size", FH .. "size:off")
+R("File_preallocate", FH .. "size:off")
+R("File_get_size", FH .. "size:off*")
+R("File_get_group", FH .. "group:Group*")
+R("File_get_amode", FH .. "amode:int*")
+R("File_set_info", FH .. "info:Info")
+R("File_get_info", FH .. "info_used:Info*")
+R("File_set_view", FH .. "disp:off etype:Datatype filetype:Datatype datarep:str info:Info")
+R("File_get_view", FH .. "disp:off* etype:Datatype* filetype:Datatype* " ..
+	"datarep:str*:MPI_MAX_DATAREP_STRING")
+for _, x in ipairs({"_at", "_at_all"}) do
+	R("File_read" .. x, FH .. "offset:off " .. RD .. "status:status*")
+	R("File_write" .. x, FH .. "offset:off " .. WR .. "status:status*")
+	R("File_iread" .. x, FH .. "offset:off " .. ARD .. "request:Request*")
+	R("File_iwrite" .. x, FH .. "offset:off " .. AWR .. "request:Request*")
+end
+for _, x in ipairs({"", "_all", "_shared"}) do
+	R("File_read" .. x, FH .. RD .. "status:status*")
+	R("File_write" .. x, FH .. WR .. "status:status*")
+	R("File_iread" .. x, FH .. ARD .. "request:Request*")
+	R("File_iwrite" .. x, FH .. AWR .. "request:Request*")
+end
+R("File_read_ordered", FH .. RD .. "status:status*")
+R("File_write_ordered", FH .. WR .. "status:status*")
+R("File_seek", FH .. "offset:off whence:int")
+R("File_get_position", FH .. "offset:off*")
+R("File_get_byte_offset", FH .. "offset:off disp:off*")
+R("File_seek_shared", FH .. "offset:off whence:int")
+R("File_get_position_shared", FH .. "offset:off*")
+R("File_read_at_all_begin", FH .. "offset:off " .. ARD:gsub(" $", ""))
+R("File_read_at_all_end", FH .. "buf:abuf status:status*")
+R("File_write_at_all_begin", FH .. "offset:off " .. AWR:gsub(" $", ""))
+R("File_write_at_all_end", FH .. "buf:acbuf status:status*")
+for _, x in ipairs({"_all", "_ordered"}) do
+	R("File_read" .. x .. "_begin", FH .. ARD:gsub(" $", ""))
+	R("File_read" .. x .. "_end", FH .. "buf:abuf status:status*")
+	R("File_write" .. x .. "_begin", FH .. AWR:gsub(" $", ""))
+	R("File_write" .. x .. "_end", FH .. "buf:acbuf status:status*")
+end
+R("File_get_type_extent", FH .. "datatype:Datatype extent:aint*")
+R("Register_datarep", "datarep:str read_conversion_fn:fn:Datarep_conversion_function " ..
+	"write_conversion_fn:fn:Datarep_conversion_function dtype_file_extent_fn:fn:Datarep_extent_function " ..
+	"extra_state:extra", CUSTOM)
+R("File_set_atomicity", FH .. "flag:log")
+R("File_get_atomicity", FH .. "flag:log*")
+R("File_sync", "fh:File")
+R("File_create_errhandler", "file_errhandler_fn:fn:File_errhandler_function errhandler:Errhandler*")
+R("File_set_errhandler", FH .. "errhandler:Errhandler")
+R("File_get_errhandler", FH .. "errhandler:Errhandler*")
+R("File_call_errhandler", FH .. "errorcode:int")
+
 -- Attributes
 R("Comm_create_keyval", "comm_copy_attr_fn:fn:Comm_copy_attr_function " ..
 	"comm_delete_attr_fn:fn:Comm_delete_attr_function comm_keyval:int* extra_state:extra", CUSTOM)
@@ -378,7 +447,7 @@ R("Attr_delete", "comm:Comm keyval:int", OLD)
 
 -- Routines of mpi.h that are C only in every MPI standard: the language conversions.
 local C_ONLY = "a C-language conversion: the MPI standard defines no Fortran binding"
-for _, k in ipairs({"Comm", "Group", "Type", "Op", "Info", "Errhandler", "Win", "Request"}) do
+for _, k in ipairs({"Comm", "Group", "Type", "Op", "Info", "Errhandler", "Win", "Request", "File"}) do
 	R(k .. "_c2f", "", {c_only = C_ONLY})
 	R(k .. "_f2c", "", {c_only = C_ONLY})
 end
@@ -396,6 +465,7 @@ local H = {
 	Info = {"MPI_INFO_NULL", "MPI_INFO_ENV"},
 	Request = {"MPI_REQUEST_NULL"},
 	Win = {"MPI_WIN_NULL"},
+	File = {"MPI_FILE_NULL"},
 }
 
 -- Constants of mpi.h with no integer value: Fortran has them as the sentinels and callback
@@ -410,7 +480,7 @@ local NOT_INT = {
 	MPI_COMM_NULL_DELETE_FN = "callback", MPI_TYPE_NULL_COPY_FN = "callback",
 	MPI_TYPE_DUP_FN = "callback", MPI_TYPE_NULL_DELETE_FN = "callback",
 	MPI_WIN_NULL_COPY_FN = "callback", MPI_WIN_DUP_FN = "callback",
-	MPI_WIN_NULL_DELETE_FN = "callback",
+	MPI_WIN_NULL_DELETE_FN = "callback", MPI_CONVERSION_FN_NULL = "callback",
 }
 
 return {routines = T, handles = H, not_int = NOT_INT}

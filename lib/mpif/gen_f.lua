@@ -245,8 +245,10 @@ return function(G)
 		mf(string.format("      INTEGER %s", c[1]))
 		mf(string.format("      PARAMETER (%s=%d)", c[1], c[2]))
 	end
+	-- constants Fortran types INTEGER(KIND=MPI_OFFSET_KIND) (file displacements)
+	local OFFSET = {MPI_DISPLACEMENT_CURRENT = true}
 	for _, c in ipairs(fconsts) do
-		mf(string.format("      INTEGER %s", c[1]))
+		mf(string.format("      INTEGER%s %s", OFFSET[c[1]] and "(KIND=MPI_OFFSET_KIND)" or "", c[1]))
 		mf(string.format("      PARAMETER (%s=%d)", c[1], c[2]))
 	end
 	mf("      LOGICAL MPI_SUBARRAYS_SUPPORTED")
@@ -294,7 +296,8 @@ return function(G)
 		mconst[#mconst + 1] = string.format("  INTEGER, PARAMETER :: %s = %d", c[1], c[2])
 	end
 	for _, c in ipairs(fconsts) do
-		mconst[#mconst + 1] = string.format("  INTEGER, PARAMETER :: %s = %d", c[1], c[2])
+		mconst[#mconst + 1] = string.format("  INTEGER%s, PARAMETER :: %s = %d",
+			OFFSET[c[1]] and "(KIND=MPI_OFFSET_KIND)" or "", c[1], c[2])
 	end
 	for _, s in ipairs(sentinels) do
 		local ty = s[2]
@@ -316,7 +319,8 @@ return function(G)
 			f08const[#f08const + 1] = string.format("  TYPE(MPI_%s), PARAMETER :: %s = MPI_%s(%d)", c[3], c[1],
 				c[3], c[2])
 		else
-			f08const[#f08const + 1] = string.format("  INTEGER, PARAMETER :: %s = %d", c[1], c[2])
+			f08const[#f08const + 1] = string.format("  INTEGER%s, PARAMETER :: %s = %d",
+				OFFSET[c[1]] and "(KIND=MPI_OFFSET_KIND)" or "", c[1], c[2])
 		end
 	end
 

@@ -210,6 +210,16 @@ MPIF_COPY_FN(mpi_win_null_copy_fn_, 0)
 MPIF_COPY_FN(mpi_win_dup_fn_, 1)
 MPIF_DELETE_FN(mpi_win_null_delete_fn_)
 
+/* MPI_CONVERSION_FN_NULL (MPI_REGISTER_DATAREP): never called, known by its address. */
+void mpi_conversion_fn_null_(void *userbuf, MPI_Fint *type, MPI_Fint *count, void *filebuf,
+                             MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierr);
+void mpi_conversion_fn_null_(void *userbuf, MPI_Fint *type, MPI_Fint *count, void *filebuf,
+                             MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierr)
+{
+	(void)userbuf, (void)type, (void)count, (void)filebuf, (void)position, (void)extra;
+	*ierr = MPI_SUCCESS;
+}
+
 /* MPI-1's MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN: INTEGER attribute values. */
 void mpi_null_copy_fn_(MPI_Fint *obj, MPI_Fint *keyval, MPI_Fint *extra, MPI_Fint *in,
                        MPI_Fint *out, MPI_Fint *flag, MPI_Fint *ierr);

@@ -1,5 +1,6 @@
 /* lib/mpif/mpif_custom.c: the bodies of the Fortran bindings bindings.lua marks custom:
- * Fortran callbacks (attribute keyvals, generalized requests) behind C trampolines, attribute
+ * Fortran callbacks (attribute keyvals, generalized requests, data representations) behind C
+ * trampolines, attribute
  * values of the predefined keys, spawn's argument vectors, MPI_Pcontrol and MPI_Address. */
 #include "mpif_custom.h"
 
@@ -37,6 +38,7 @@ struct mpif_kv {
 	struct mpif_kv *next;
 };
 static struct mpif_kv *kvs;
+static void datareps_free(void);
 
 int mpif_Finalize(void)
 {
@@ -47,6 +49,7 @@ int mpif_Finalize(void)
 		kvs = k->next;
 		free(k);
 	}
+	datareps_free();
 	return rc;
 }
 
@@ -291,6 +294,91 @@ int mpif_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 	rc = PMPI_Grequest_start(query_tramp, free_tramp, cancel_tramp, g, request);
 	if (rc != MPI_SUCCESS)
 		free(g);
+	return rc;
+}
+
+/* ---- data representations with Fortran conversion callbacks: the buffers' addresses as they
+ * are (a choice buffer by reference, TYPE(C_PTR) by value: the same pointer), every other
+ * argument by reference, the extra state INTEGER(KIND=MPI_ADDRESS_KIND) ---- */
+typedef void mpif_conv_fn(void *userbuf, MPI_Fint *type, MPI_Fint *count, void *filebuf,
+                          MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierr);
+typedef void mpif_extent_fn(MPI_Fint *type, MPI_Aint *extent, MPI_Aint *extra, MPI_Fint *ierr);
+
+/* One per data representation registered from Fortran: registrations last as long as MPI. */
+struct mpif_datarep {
+	mpif_conv_fn *read, *write;
+	mpif_extent_fn *extent;
+	MPI_Aint extra;
+	struct mpif_datarep *next;
+};
+static struct mpif_datarep *datareps;
+
+static int conv(mpif_conv_fn *fn, void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                MPI_Offset position, struct mpif_datarep *d)
+{
+	MPI_Fint ftype = (MPI_Fint)type, fcount = count, ierr = MPI_SUCCESS;
+
+	fn(userbuf, &ftype, &fcount, filebuf, &position, &d->extra, &ierr);
+	return ierr;
+}
+
+static int read_tramp(void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                      MPI_Offset position, void *extra)
+{
+	struct mpif_datarep *d = extra;
+	return conv(d->read, userbuf, type, count, filebuf, position, d);
+}
+
+static int write_tramp(void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                       MPI_Offset position, void *extra)
+{
+	struct mpif_datarep *d = extra;
+	return conv(d->write, userbuf, type, count, filebuf, position, d);
+}
+
+static int extent_tramp(MPI_Datatype type, MPI_Aint *extent, void *extra)
+{
+	struct mpif_datarep *d = extra;
+	MPI_Fint ftype = (MPI_Fint)type, ierr = MPI_SUCCESS;
+
+	d->extent(&ftype, extent, &d->extra, &ierr);
+	return ierr;
+}
+
+static void datareps_free(void)
+{
+	while (datareps) {
+		struct mpif_datarep *d = datareps;
+		datareps = d->next;
+		free(d);
+	}
+}
+
+void mpi_conversion_fn_null_(void);
+
+int mpif_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+	void (*null)(void) = mpi_conversion_fn_null_;
+	void (*rd)(void) = MPIF_FN(read_conversion_fn), (*wr)(void) = MPIF_FN(write_conversion_fn);
+	struct mpif_datarep *d = malloc(sizeof(*d));
+	int rc;
+
+	if (!d)
+		return mpif_nomem("MPI_Register_datarep");
+	*d = (struct mpif_datarep){
+	    (mpif_conv_fn *)(void *)read_conversion_fn, (mpif_conv_fn *)(void *)write_conversion_fn,
+	    (mpif_extent_fn *)(void *)dtype_file_extent_fn, (MPI_Aint)extra_state, NULL};
+	rc = PMPI_Register_datarep(datarep, rd == null ? MPI_CONVERSION_FN_NULL : read_tramp,
+	                           wr == null ? MPI_CONVERSION_FN_NULL : write_tramp, extent_tramp,
+	                           d);
+	if (rc != MPI_SUCCESS) {
+		free(d);
+		return rc;
+	}
+	d->next = datareps; /* kept: the library calls the callbacks until MPI_FINALIZE */
+	datareps = d;
 	return rc;
 }
 

@@ -2,7 +2,9 @@
 # t0515: lamkit mpifort and the Fortran bindings: -show, the symlinks, -musl refused in one
 # line; mpif.h compiles in fixed form (-std=legacy) and free form; use mpi_f08 rejects a wrong
 # argument type at compile time and use mpi a missing argument; and three Fortran programs
-# (mpif.h, use mpi, use mpi_f08) run under lamkit mpiexec. In the asan variant the programs are
+# (mpif.h, use mpi, use mpi_f08) and two MPI-IO programs (mpif.h, use mpi_f08: views, collective,
+# nonblocking and ordered access, a Fortran file error handler and data representation) run
+# under lamkit mpiexec; the I/O programs leave no file behind. In the asan variant the programs are
 # linked against the sanitized libmpi and libmpifort (out/asan).
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
@@ -102,15 +104,18 @@ if [ "$LAMKIT_VARIANT" = asan ]; then
 else
 	build() { "$MF" mpifort -O2 -Wall -Wno-unused-dummy-argument -o "$1" "$2"; }
 fi
-for p in f77_basics.f f90_module.f90 f08_module.f90; do
+# (the MPI-IO programs take a path prefix for their files, which they delete)
+for p in f77_basics.f f90_module.f90 f08_module.f90 f77_io.f f08_io.f90; do
 	b=${p%.*}
 	err=$(build "$b" "$src/$p" 2>&1); ok $? "$p builds"
 	[ -n "$err" ] && diag "$err"
-	out=$(lkx -n 3 "$T/$b" 2>&1); rc=$?
+	out=$(lkx -n 3 "$T/$b" "$T/$b.file" 2>&1); rc=$?
 	is "$rc" 0 "$b -n 3 exits 0"
 	like "$out" "^$b: OK size=3$" "$b: every check passes"
 	[ $rc -ne 0 ] && diag "$out"
 done
+left=$(ls "$T"/*.file* 2>/dev/null)
+is "$left" "" "the MPI-IO programs left no file (DELETE_ON_CLOSE, MPI_FILE_DELETE)"
 out=$(lkx -n 2 "$T/f08_module" 2>&1)
 like "$out" "^f08_module: OK size=2$" "f08_module -n 2"
 done_testing
