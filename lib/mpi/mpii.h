@@ -266,9 +266,10 @@ void mpii_progress(void);
 void mpii_progress_wait(void);
 /* The same in a wait for n messages (MPI_Waitall): up to n fragments handed up at once. */
 void mpii_progress_wait_n(int n);
-/* The same in a wait for a word in shared memory that another process changes without a
- * message (a window lock): yields and naps, never sleeps until a message comes. */
-void mpii_progress_wait_mem(void);
+/* The same in a wait until the word at `word` (shared memory: a window lock, which no message
+ * announces) no longer holds val: a rank that blocks sleeps until then, or until a message
+ * comes (mpii_wlock_release wakes it). */
+void mpii_progress_wait_word(int *word, int val);
 /* One progress step in a wait expected to be long (another job starting): if idle, sleep in the
  * transport until a peer sends or ms pass. 0 when the transport cannot sleep (nap instead). */
 int mpii_progress_sleep(int ms);
@@ -430,7 +431,9 @@ int mpii_inbc_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
 struct mpii_wlock {
 	int rw;  /* MPI_Win_lock: 0 free, > 0 shared holders, -1 exclusive */
 	int acc; /* accumulate mutex: accumulates to this rank are atomic per element and op */
-	char pad[56];
+	/* ranks asleep waiting for rw / acc to change (mpii_wlock_waiters): a release wakes them */
+	unsigned rw_waiters, acc_waiters;
+	char pad[48];
 };
 
 struct mpii_wpeer {
@@ -489,6 +492,12 @@ int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len);
 /* Acquire / release a spin word of the control segment (progress while waiting). */
 void mpii_wlock_acquire(int *word, int excl);
 void mpii_wlock_release(int *word, int excl);
+/* The count of sleepers waiting on a lock word (&lk->rw or &lk->acc). */
+static inline unsigned *mpii_wlock_waiters(int *word)
+{
+	/* rw_waiters and acc_waiters sit 8 bytes after rw and acc */
+	return (unsigned *)(void *)(word + 2);
+}
 
 /* ---- one-sided communication with ranks on other nodes (mpi_rmam.c) ----
  * Operations on a target off this node travel as active messages (doc/PROTOCOL-mpi-wire.md
@@ -554,6 +563,9 @@ void mpii_defer_frag(int wsrc, const void *hdr, size_t hlen, const void *data, s
 void mpii_defer_sent(void *cookie);
 /* Main thread, under the transport lock: handle what the thread queued. Count. */
 int mpii_drain_deferred(void);
+/* Under the transport lock: whether the thread queued something the main thread has not
+ * taken yet. */
+int mpii_deferred(void);
 
 /* ---- intercommunicators (mpi_inter.c) ---- */
 /* The union intracommunicator of ic (both groups, the one holding the lower job rank at its
@@ -691,6 +703,7 @@ struct mpii_state {
 	int tp_mt;              /* the RMA progress thread runs: lock around the transport */
 	int rma_waiting;        /* remote lock requests queued at this target */
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
+	int main_sleeping;      /* the main thread sleeps in the transport (under the tp lock) */
 	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
