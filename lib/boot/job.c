@@ -600,7 +600,7 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .fd_err = errp[1],
 	                        .extra_fd = r->pmi_child_fd,
 	                        .extra_fd_target = BOOT_PMI_FD_NUM,
-	                        .new_session = 1,
+	                        .new_session = j->blocking ? BOOT_SPAWN_PGRP : BOOT_SPAWN_SESSION,
 	                        .cpu = r->cpu,
 	                        .pdeathsig = SIGKILL,
 	                        .start = &start};
@@ -704,6 +704,7 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 		j->r[i].cpu = app && !adopted ? rank_cpu(j, app, i) : -1;
 	}
 	boot_job_pmi_topo(j);
+	boot_job_wait_mode(j);
 	int started = 0;
 	for (int i = 0; i < j->nranks && !j->killed; i++) {
 		struct boot_rank *r = &j->r[i];

@@ -119,7 +119,7 @@ static void ompi_env(boot_job_t *j, struct envb *e)
 	env_set(e, "OMPI_MCA_osc_rdma_backing_directory", "%s", j->dir);
 	env_set(e, "OMPI_MCA_osc_sm_backing_directory", "%s", j->dir);
 	env_set(e, "OMPI_MCA_shmem_mmap_backing_file_base_dir", "%s", j->dir);
-	if (j->js.oversubscribed)
+	if (j->js.oversubscribed || j->blocking)
 		env_set(e, "OMPI_MCA_mpi_yield_when_idle", "1");
 }
 
@@ -156,6 +156,9 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_set(&e, "PMI_SIZE", "%d", j->js.size);
 	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
+	/* lamkit's MPI blocks rather than spins when its node is oversubscribed (job_wait.c) */
+	if (!boot_env_get(e.v, "LAMKIT_OVERSUBSCRIBED"))
+		env_set(&e, "LAMKIT_OVERSUBSCRIBED", "%d", j->oversub);
 	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
 	/* lamkit's MPI reads its spawn preset here, not with a PMI get from each of its ranks at
 	 * once (doc/PROTOCOL-mpi-wire.md section 8, "Spawn"); tagged with the KVS it belongs to */

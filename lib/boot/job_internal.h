@@ -71,7 +71,15 @@ struct boot_job {
 	struct boot_res *res;        /* registered resources (job_res.c) */
 	int nres, capres;
 	char node_seg[64]; /* the node's MPI segment the agent made for the ranks, or "" */
+	/* the ranks here wait by blocking, not spinning (more ranks than the CPUs they may use,
+	 * or LAMKIT_WAIT=block): they share the agent's session (job_wait.c) */
+	int blocking;
+	int oversub; /* more ranks here than the CPUs they may use (LAMKIT_OVERSUBSCRIBED) */
 };
+
+/* job_wait.c: whether the job's ranks on this node wait by blocking (sets j->blocking; ranks
+ * must have their bindings). */
+void boot_job_wait_mode(boot_job_t *j);
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
                    size_t elen);

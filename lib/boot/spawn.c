@@ -68,8 +68,10 @@ static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out,
 	 * ranks in their agent's session instead (setpgid), lk_rma -n 8 -ppn 2 on 4 namespace
 	 * nodes of this 2-core machine took 5.7 s to over 90 s a run instead of 3.4-5.0 s
 	 * (busy-polling ranks and their progress threads sharing one group per node). */
-	if (sp->new_session)
+	if (sp->new_session == BOOT_SPAWN_SESSION)
 		setsid();
+	else if (sp->new_session == BOOT_SPAWN_PGRP)
+		setpgid(0, 0); /* the caller's session: job_wait.c says when and why */
 	if (sp->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
