@@ -65,6 +65,10 @@ static const char usage[] =
     "                       tcp connections, large messages striped), or without shm+\n"
     "                       the same between every pair of ranks, one node too. Default: the\n"
     "                       universe schema's transport setting, else auto\n"
+    "  --wait MODE          how lamkit MPI's ranks wait (sets LAMKIT_WAIT): spin (poll, the\n"
+    "                       fastest when every rank has a CPU), block (yield, then sleep until\n"
+    "                       a message comes), or auto (default: block where a node has more\n"
+    "                       ranks than the CPUs they may use)\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
@@ -288,6 +292,14 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 				    "doc/PROTOCOL-mpi-wire.md section 7)",
 				    k, why);
 			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_TP", k) < 0)
+				rc = cmd_usage_error("mpiexec", "out of memory");
+		} else if (is(n, "wait")) {
+			NEED(1);
+			const char *k = VAL();
+			if (tp_wait_check(k) < 0)
+				rc = cmd_usage_error("mpiexec",
+				                     "--wait: auto, block or spin, not '%s'", k);
+			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_WAIT", k) < 0)
 				rc = cmd_usage_error("mpiexec", "out of memory");
 		} else if (is(n, "pmi-port")) {
 			o->pmi_port = 1;
