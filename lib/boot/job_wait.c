@@ -26,8 +26,8 @@ static int usable_cpus(const boot_job_t *j)
 
 	CPU_ZERO(&all);
 	for (int i = 0; i < j->nranks; i++)
-		if (j->r[i].cpu >= 0) {
-			CPU_SET(j->r[i].cpu, &all);
+		if (j->r[i].cpus) {
+			CPU_OR(&all, &all, j->r[i].cpus);
 			bound++;
 		}
 	if (bound < j->nranks) { /* some run wherever the agent may */

@@ -72,11 +72,13 @@ static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out,
 		setsid();
 	else if (sp->new_session == BOOT_SPAWN_PGRP)
 		setpgid(0, 0); /* the caller's session: job_wait.c says when and why */
-	if (sp->cpu >= 0) {
+	if (sp->cpus) {
+		sched_setaffinity(0, sizeof *sp->cpus, sp->cpus); /* best effort, as binding is */
+	} else if (sp->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(sp->cpu, &set);
-		sched_setaffinity(0, sizeof set, &set); /* best effort, as binding is */
+		sched_setaffinity(0, sizeof set, &set);
 	}
 	if (sp->pdeathsig) {
 		prctl(PR_SET_PDEATHSIG, sp->pdeathsig);
