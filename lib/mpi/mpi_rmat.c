@@ -138,9 +138,9 @@ static int thread_poll(void)
 
 /* The thread's poll set: the transport's sockets after the stop pipe (pfd[0]); count, 0 when
  * the thread should nap instead. Under the lock. */
-static int wait_set(struct pollfd **pfd, int *cap)
+static int wait_set(struct pollfd **pfd, int *cap, int *ms)
 {
-	int n = tp_wait_fds(mpii.tp, *pfd + 1, *cap - 1);
+	int n = tp_wait_fds(mpii.tp, *pfd + 1, *cap - 1, ms);
 
 	if (n > *cap - 1) {
 		struct pollfd *p = realloc(*pfd, sizeof *p * (size_t)(n + 1));
@@ -148,7 +148,9 @@ static int wait_set(struct pollfd **pfd, int *cap)
 			return 0;
 		*pfd = p;
 		*cap = n + 1;
-		n = tp_wait_fds(mpii.tp, *pfd + 1, *cap - 1);
+		n = tp_wait_fds(mpii.tp, *pfd + 1, *cap - 1, ms);
+		if (n > *cap - 1)
+			return 0;
 	}
 	(*pfd)[0] = (struct pollfd){.fd = stop_pipe[0], .events = POLLIN};
 	return n > 0 ? n + 1 : 0;
@@ -159,7 +161,7 @@ static void *thread_main(void *arg)
 	unsigned seen = __atomic_load_n(&mpii.poll_seq, __ATOMIC_RELAXED);
 	struct pollfd *pfd = malloc(sizeof *pfd * 16);
 	long us = 10;
-	int nfd, cap = 16;
+	int nfd, cap = 16, ms;
 
 	(void)arg;
 	in_thread = 1;
@@ -174,11 +176,12 @@ static void *thread_main(void *arg)
 		int n = thread_poll();
 		/* idle with nothing that needs polling: sleep until a socket has something (the
 		 * main thread, asleep in the transport too, wakes as well and takes it), bounded */
-		nfd = n > 0 || mpii.rma_waiting || stop_pipe[0] < 0 ? 0 : wait_set(&pfd, &cap);
+		ms = THREAD_SLEEP_MS;
+		nfd = n > 0 || mpii.rma_waiting || stop_pipe[0] < 0 ? 0 : wait_set(&pfd, &cap, &ms);
 		pthread_mutex_unlock(&tp_mu);
 		us = n > 0 ? 10 : (us * 2 > max_us ? max_us : us * 2);
 		if (nfd > 0 && !stop)
-			poll(pfd, (nfds_t)nfd, THREAD_SLEEP_MS);
+			poll(pfd, (nfds_t)nfd, ms);
 		else if (n <= 0)
 			nanosleep(&(struct timespec){0, us * 1000}, NULL);
 		seen = __atomic_load_n(&mpii.poll_seq, __ATOMIC_RELAXED);

@@ -177,11 +177,11 @@ void tp_futex_wake(uint32_t *word);
  * prepare and done): wake it. */
 void tp_wake_self(tp_t *tp);
 /* The sockets a second thread may wait on in poll() for this endpoint's traffic (tcp
- * connections and the listener), under the lock: their count (0: none, or paths with timers
- * of their own such as udp: poll instead), written to pfd when at most max (else call again
- * with that much room). */
+ * connections and the listener, udp routes), under the lock: their count (0: none, or poll
+ * now), written to pfd when at most max (else call again with that much room); *timeout_ms is
+ * lowered to when a udp timer is due. */
 struct pollfd;
-int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max);
+int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max, int *timeout_ms);
 
 /* Whether this process waits by blocking (yields the CPU when idle, then sleeps on its
  * doorbell; doc/PROTOCOL-mpi-wire.md section 9) rather than spinning: LAMKIT_WAIT=block or

@@ -120,35 +120,65 @@ static uint32_t *futex_word(tp_t *tp)
 	return tp->shm ? tp_shm_bell_word(tp->shm) : &tp->own_bell;
 }
 
+/* Make room for n entries in the poll set. 0, or -1 (ENOMEM). */
+static int room(tp_t *tp, int n)
+{
+	struct pollfd *p;
+
+	if (n <= tp->sleep_cap)
+		return 0;
+	if (!(p = realloc(tp->sleep_pfd, sizeof *p * (size_t)n)))
+		return -1;
+	tp->sleep_pfd = p;
+	tp->sleep_cap = n;
+	return 0;
+}
+
+/* The socket mode's poll set: the bell, tcp (both connections of multipath peers) and the udp
+ * routes, and the udp timers' bound in tp->sleep_us. 0, or -1 (poll now instead). */
+static int socket_set(tp_t *tp)
+{
+	int n, k;
+
+	if (bell_open(tp) < 0 || room(tp, 1 + tp_tcp_nfds(tp->tcp) + tp_tcp_nfds(tp->tcp2)) < 0)
+		return -1;
+	tp->sleep_pfd[0] = (struct pollfd){.fd = tp->bell_fd, .events = POLLIN};
+	n = 1 + tp_tcp_pollfds(tp->tcp, tp->sleep_pfd + 1, tp->sleep_cap - 1);
+	n += tp_tcp_pollfds(tp->tcp2, tp->sleep_pfd + n, tp->sleep_cap - n);
+	tp->sleep_us = UINT64_MAX;
+	if (tp->udp) {
+		k = tp_udp_sleep_fds(tp->udp, tp->sleep_pfd + n, tp->sleep_cap - n, &tp->sleep_us);
+		if (k > tp->sleep_cap - n && room(tp, n + k) == 0)
+			k = tp_udp_sleep_fds(tp->udp, tp->sleep_pfd + n, tp->sleep_cap - n,
+			                     &tp->sleep_us);
+		if (k < 0 || k > tp->sleep_cap - n)
+			return -1;
+		n += k;
+	}
+	tp->sleep_nfd = n;
+	return 0;
+}
+
 int tp_sleep_prepare(tp_t *tp, int watched)
 {
-	int need;
-
-	/* udp and multipath keep timers of their own; a job that fits its CPUs writes its node
-	 * rings without looking at doorbells; fragments waiting for room need polling */
-	if (tp->udp || tp->mp || tp->tcp2 || (tp->shm && !tp->yield) || tp->selfq.head ||
-	    tp_queued(tp))
+	/* a job that fits its CPUs writes its node rings without looking at doorbells;
+	 * fragments waiting for room, and the multipath layer while it measures its paths or
+	 * holds fragments for their turn, need polling */
+	if ((tp->shm && !tp->yield) || tp->selfq.head || tp_queued(tp) ||
+	    (tp->mp && (tp_mp_poll_due(tp) || tp_mp_release_due(tp))))
 		return -1;
-	/* the futex when nothing else needs watching: only node rings, or sockets that another
-	 * thread watches for us (it wakes us with tp_wake_self); pair segments ring the socket */
-	if (!tp_shmx_mapped(tp->shmx) &&
-	    (watched || (tp->shm && (!tp->tcp || !tp_tcp_nfds(tp->tcp))))) {
+	tp->sleep_us = UINT64_MAX;
+	/* the futex when nothing else needs watching: only node rings, or sockets (and udp's
+	 * timers) that another thread watches for us (it wakes us with tp_wake_self); pair
+	 * segments ring the socket; udp's timers bound a sleep in poll() */
+	if (!tp_shmx_mapped(tp->shmx) && (watched || (tp->shm && !tp->udp && !tp->tcp2 &&
+	                                              (!tp->tcp || !tp_tcp_nfds(tp->tcp))))) {
 		tp->sleep_how = TP_BELL_FUTEX;
 		tp->sleep_nfd = 0;
 		__atomic_store_n(futex_word(tp), TP_BELL_FUTEX, __ATOMIC_RELAXED);
 	} else {
-		if (bell_open(tp) < 0)
+		if (socket_set(tp) < 0)
 			return -1;
-		need = 1 + tp_tcp_nfds(tp->tcp);
-		if (need > tp->sleep_cap) {
-			struct pollfd *p = realloc(tp->sleep_pfd, sizeof *p * (size_t)need);
-			if (!p)
-				return -1;
-			tp->sleep_pfd = p;
-			tp->sleep_cap = need;
-		}
-		tp->sleep_pfd[0] = (struct pollfd){.fd = tp->bell_fd, .events = POLLIN};
-		tp->sleep_nfd = 1 + tp_tcp_pollfds(tp->tcp, tp->sleep_pfd + 1, tp->sleep_cap - 1);
 		tp->sleep_how = TP_BELL_SOCKET;
 		sleeping(tp, TP_BELL_SOCKET);
 	}
@@ -168,7 +198,14 @@ int tp_sleep_wait(tp_t *tp, int timeout_ms)
 		        ? 0
 		        : 1;
 	} else {
-		r = poll(tp->sleep_pfd, (nfds_t)tp->sleep_nfd, timeout_ms) != 0;
+		/* a udp timer due sooner bounds the sleep, to the microsecond */
+		uint64_t us = (uint64_t)timeout_ms * 1000u < tp->sleep_us
+		                  ? (uint64_t)timeout_ms * 1000u
+		                  : tp->sleep_us;
+		ts = (struct timespec){(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+		r = ppoll(tp->sleep_pfd, (nfds_t)tp->sleep_nfd, &ts, NULL) != 0;
+		if (r == 0 && us < (uint64_t)timeout_ms * 1000u)
+			r = 1; /* a timer is due: not a sleep that ran to its bound */
 	}
 	if (r == 0 && rings_ready(tp)) { /* a record without a wake-up: counted */
 		tp->nsleep_late++;
@@ -260,12 +297,26 @@ int tp_sleep(tp_t *tp, int timeout_ms)
 	return r;
 }
 
-int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max)
+int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max, int *timeout_ms)
 {
-	int n;
+	uint64_t us = UINT64_MAX;
+	int n, k;
 
-	if (tp->udp || tp->mp || tp->tcp2 || !tp->tcp)
+	if (tp->mp && (tp_mp_poll_due(tp) || tp_mp_release_due(tp)))
 		return 0;
-	n = tp_tcp_nfds(tp->tcp);
-	return n > max ? n : tp_tcp_pollfds(tp->tcp, pfd, max);
+	n = tp_tcp_nfds(tp->tcp) + tp_tcp_nfds(tp->tcp2);
+	if (n > max)
+		return n + (tp->udp ? 64 : 0);
+	n = tp_tcp_pollfds(tp->tcp, pfd, max);
+	n += tp_tcp_pollfds(tp->tcp2, pfd + n, max - n);
+	if (tp->udp) {
+		if ((k = tp_udp_sleep_fds(tp->udp, pfd + n, max - n, &us)) < 0)
+			return 0; /* poll it now */
+		if (k > max - n)
+			return n + k;
+		n += k;
+		if (us < (uint64_t)*timeout_ms * 1000u)
+			*timeout_ms = (int)((us + 999) / 1000);
+	}
+	return n;
 }

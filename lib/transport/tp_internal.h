@@ -76,6 +76,7 @@ struct tp {
 	int sleep_cap, sleep_nfd;
 	uint32_t sleep_how; /* between tp_sleep_prepare and tp_sleep_done: TP_BELL_*, else 0 */
 	uint32_t own_bell;  /* the futex word when there is no node segment (tp_bell.c) */
+	uint64_t sleep_us;  /* socket mode: the udp timers' bound on a sleep */
 	unsigned long long nsleep, nsleep_timeout, nbell;
 	unsigned long long nsleep_late; /* sleeps that ran to the timeout with a record waiting */
 };
@@ -250,6 +251,11 @@ int tp_udp_poll(struct tp_udp *u);
 int tp_udp_flush(struct tp_udp *u, int timeout_ms);
 /* Fragments not yet handed to the network once (waiting for window room). */
 int tp_udp_busy(const struct tp_udp *u);
+/* For a sleeper: the route sockets into pfd (room for max) and the time until the next timer
+ * is due, when less than *timeout_us. Their count (more than max: call again with that much
+ * room), or -1 when the endpoint must be polled now (an ack owed, a timer due, datagrams held
+ * back by the fault injector). */
+int tp_udp_sleep_fds(struct tp_udp *u, struct pollfd *pfd, int max, uint64_t *timeout_us);
 size_t tp_udp_eager_max(const struct tp_udp *u);
 size_t tp_udp_frag_max(const struct tp_udp *u);
 
