@@ -3,7 +3,8 @@
 # (LAMKIT_WAIT=block, mpiexec --wait block), a rank blocked in MPI_Recv, MPI_Wait, a collective,
 # MPI_Win_fence or MPI_Win_lock while another computes for a second uses under 1 % of a CPU:
 # it sleeps on a doorbell (a futex in the node segment; poll() with tcp peers; the RMA progress
-# thread's sockets), measured by each rank over its own wait (getrusage, every thread). A
+# thread's sockets; udp's timers bound it), measured by each rank over its own wait (getrusage,
+# every thread). A
 # stress of the doorbells: many messages of random sizes in random patterns (shifts, gathers
 # with wildcards, storms of Isends, collectives, one rank late) on more ranks than CPUs, every
 # payload checked, a watchdog that names where a rank hangs. Blocking ranks share their
@@ -35,8 +36,10 @@ out=$(lkx -n $over "$D/lk_wait" idle 1000 recv,wait,barrier 2>&1); rc=$?
 check_idle "-n $over on $ncpu CPUs (auto)" "$out" $rc $over 3
 out=$(lkx --wait block -n 2 "$D/lk_wait" idle 1000 allreduce,lock 2>&1); rc=$?
 check_idle "--wait block -n 2" "$out" $rc 2 2
-out=$(LAMKIT_WAIT=block lkx --local-agents 2 --map-by node -n 4 "$D/lk_wait" idle 1000 recv,fence,lock 2>&1); rc=$?
-check_idle "LAMKIT_WAIT=block, two agents (tcp, RMA progress thread)" "$out" $rc 4 3
+out=$(LAMKIT_WAIT=block lkx --local-agents 2 --map-by node -n 4 "$D/lk_wait" idle 1000 recv,fence 2>&1); rc=$?
+check_idle "LAMKIT_WAIT=block, two agents (tcp, RMA progress thread)" "$out" $rc 4 2
+out=$(lkx --wait block --tp shm+tcp,udp --local-agents 2 --map-by node -n 4 "$D/lk_wait" idle 1000 barrier,lock 2>&1); rc=$?
+check_idle "--wait block, two agents over tcp and udp (multipath, udp timers)" "$out" $rc 4 2
 
 # the stress: every message checked, no lost wake-up left a rank asleep (a watchdog would say
 # where), and the ranks did sleep and ring
