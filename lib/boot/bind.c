@@ -509,10 +509,10 @@ static int overloaded(const struct boot_bind_spec *s, const struct policy *p, in
 	if (!p->bind_given)
 		return 1;
 	return core_errprintf(err, errlen,
-	                      "--bind-to %s puts %d ranks on a %s with %d CPUs; add "
+	                      "--bind-to %s puts %d ranks on a %s with %d CPU%s; add "
 	                      ":overload-allowed to do so, or bind to a larger object",
 	                      boot_bind_obj_name(p->bind), bound, boot_bind_obj_name(p->bind),
-	                      ncpus);
+	                      ncpus, ncpus == 1 ? "" : "s");
 }
 
 /* Bind each rank (mapping order) below or above its locale: to the least used object of the
