@@ -258,6 +258,12 @@ int mpii_greq_free(struct lk_request *r);
 void mpii_cancel_bsend(struct lk_request *u);
 /* Search the unexpected queue: 1 and *st filled if a message matches. */
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
+/* ---- progress (mpi_progress.c) ---- */
+/* Poll the transport once (under its lock while the RMA progress thread runs), handing up to
+ * budget fragments of one shm ring: events handled, or -1 (mpii_fatal_tp says why). */
+int mpii_poll_tp(int budget);
+/* The transport failed where no MPI call can return the error: report it and end the job. */
+void mpii_fatal_tp(void) __attribute__((noreturn));
 /* One progress step, for calls that return at once (MPI_Test, MPI_Iprobe, ...): when
  * oversubscribed, yields only after many empty polls in a row. */
 void mpii_progress(void);
