@@ -1,6 +1,7 @@
 /* cmd/mpiexec.c: `lamkit mpiexec`: Hydra-compatible options, MPMD app contexts, the job spec;
  * runs it on the booted universe's agents, or with none booted on a transient local agent
  * (the embedded default). */
+#include "bind.h"
 #include "cmd.h"
 #include "core.h"
 #include "jobctl.h"
@@ -46,6 +47,17 @@ static const char usage[] =
     "  -ppn N               N consecutive ranks per node, the nodes in turn\n"
     "  --map-by node|slot   node: one rank per node in turn; slot (the default): fill each\n"
     "                       node's slots, then the next node's (past the last, start again)\n"
+    "  --map-by OBJ[:MODS]  inside a node, ranks in turn on core, socket, numa, l3cache or\n"
+    "                       hwthread objects (and bound to them); ppr:N:OBJ: N per object;\n"
+    "                       MODS (',' or ':'): pe=M (M CPUs each), span, oversubscribe,\n"
+    "                       nooversubscribe. Read from /sys on each node (doc/PLACEMENT.md)\n"
+    "  --rank-by OBJ[:fill] rank order inside a node: slot, node, core, socket, numa, ...\n"
+    "  --bind-to OBJ[:overload-allowed]  none, hwthread, core, l3cache, numa, socket, or\n"
+    "                       auto (as before: cores for Open MPI programs of <= 2 ranks on a\n"
+    "                       node, nothing else); -bind-to OBJ[:N] / -map-by OBJ: Hydra's\n"
+    "  --cpus-per-rank N    N CPUs per rank (as :pe=N); --use-hwthread-cpus: a CPU is a\n"
+    "                       hwthread, not a core\n"
+    "  --report-bindings    print each rank's binding as Open MPI's mpirun does\n"
     "  -hosts, --host A,B   only these nodes of the universe, in this order (also nodes that\n"
     "                       are marked schedule=no)\n"
     "  --local              run on this host even when a universe is booted (also\n"
@@ -58,15 +70,16 @@ static const char usage[] =
     "  --mpi KIND           auto (default), mpich, openmpi (Open MPI on PMIx), openmpi-flux (on\n"
     "                       its PMI-1 flux component), pmix (serve every app PMIx) or none: what\n"
     "                       environment ranks get\n"
-    "  --bind-to KIND       core (rank i on the i-th usable CPU), none, or auto (default: as the\n"
-    "                       program's own launcher: Open MPI jobs of <= 2 ranks per node on\n"
-    "                       cores, like mpirun; nothing for others, like Hydra)\n"
     "  --tp POLICY          lamkit MPI's paths (sets LAMKIT_TP): auto (shm inside a node, tcp\n"
     "                       across), shm+udp (reliable multi-route udp across), shm+tcp,\n"
     "                       shm+tcp,udp (both, messages scheduled on either), shm+tcp,tcp (two\n"
     "                       tcp connections, large messages striped), or without shm+\n"
     "                       the same between every pair of ranks, one node too. Default: the\n"
     "                       universe schema's transport setting, else auto\n"
+    "  --wait MODE          how lamkit MPI's ranks wait (sets LAMKIT_WAIT): spin (poll, the\n"
+    "                       fastest when every rank has a CPU), block (yield, then sleep until\n"
+    "                       a message comes), or auto (default: block where a node has more\n"
+    "                       ranks than the CPUs they may use)\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
@@ -93,6 +106,8 @@ struct opts {
 	char *genvlist;
 	int ppn, tag, timeout, grace, verbose, pmi_port, mpi_kind, bind;
 	int by_node, local, local_agents, local_slots;
+	struct boot_bind_spec place; /* --map-by, --bind-to & co. (lib/boot/bind.h) */
+	int place_given;
 	char *hosts;
 	char *wdir;
 	int singinit_port;
@@ -190,7 +205,7 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 		if (!copy)
 			return CORE_EXIT_SYSTEM;
 		const char *n = opt_name(copy, &inl);
-		int rc = 0;
+		int rc = 0, valued = 0;
 		if (is(n, "n") || is(n, "np")) {
 			NEED(1);
 			if (parse_int(VAL(), 1, 1 << 20, &a->app.nprocs) < 0)
@@ -223,13 +238,19 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			NEED(1);
 			if (parse_int(VAL(), 1, 1 << 20, &o->ppn) < 0)
 				rc = cmd_usage_error("mpiexec", "-ppn needs a positive number");
-		} else if (is(n, "map-by")) {
-			NEED(1);
-			const char *k = VAL();
-			o->by_node = is(k, "node") ? 1 : is(k, "slot") ? 0 : -1;
-			if (o->by_node < 0)
-				rc = cmd_usage_error("mpiexec", "--map-by: node or slot, not '%s'",
-				                     k);
+		} else if (boot_bind_is_option(n, &valued)) {
+			/* placement (lib/boot/bind.h): Open MPI's options, Hydra's single-dash ones
+			 */
+			int hydra = argv[i][1] != '-';
+			char why[400];
+			if (valued)
+				NEED(1);
+			const char *k = valued ? VAL() : NULL;
+			if (boot_bind_option(&o->place, n, k, hydra, why, sizeof why) < 0)
+				rc = cmd_usage_error("mpiexec", "%s", why);
+			o->place_given = 1;
+			if (is(n, "map-by"))
+				o->by_node = o->place.map == BOOT_MAP_NODE;
 		} else if (is(n, "hosts") || is(n, "host") || is(n, "H")) {
 			NEED(1);
 			o->hosts = VAL();
@@ -271,16 +292,6 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 				    "--mpi: auto, mpich, openmpi, openmpi-flux, pmix "
 				    "or none, not '%s'",
 				    k);
-		} else if (is(n, "bind-to")) {
-			NEED(1);
-			const char *k = VAL();
-			o->bind = is(k, "core")   ? BOOT_BIND_CORE
-			          : is(k, "none") ? BOOT_BIND_NONE
-			          : is(k, "auto") ? BOOT_BIND_AUTO
-			                          : -1;
-			if (o->bind < 0)
-				rc = cmd_usage_error("mpiexec",
-				                     "--bind-to: core, none or auto, not '%s'", k);
 		} else if (is(n, "tp")) {
 			NEED(1);
 			const char *k = VAL();
@@ -293,6 +304,14 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 				    "doc/PROTOCOL-mpi-wire.md section 7)",
 				    k, why);
 			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_TP", k) < 0)
+				rc = cmd_usage_error("mpiexec", "out of memory");
+		} else if (is(n, "wait")) {
+			NEED(1);
+			const char *k = VAL();
+			if (tp_wait_check(k) < 0)
+				rc = cmd_usage_error("mpiexec",
+				                     "--wait: auto, block or spin, not '%s'", k);
+			else if (add_kv(&o->genv, &o->ngenv, "LAMKIT_WAIT", k) < 0)
 				rc = cmd_usage_error("mpiexec", "out of memory");
 		} else if (is(n, "pmi-port")) {
 			o->pmi_port = 1;
@@ -421,6 +440,12 @@ static int build_job(struct opts *o, struct boot_jobspec *js, int slots, char *e
 	js->mpi_kind = o->mpi_kind;
 	js->oversubscribed = size > slots;
 	js->bind = o->bind;
+	js->slots = slots; /* the agents' own slots when placed over nodes (jobctl.c) */
+	if (o->place_given) {
+		static char place[256];
+		boot_bind_text(&o->place, place, sizeof place);
+		js->placement = place;
+	}
 	if (!o->wdir && !getcwd(cwd, sizeof cwd))
 		return core_errprintf(err, errlen, "cannot read the current directory: %s",
 		                      strerror(errno));
@@ -560,6 +585,82 @@ static int universe_transport(const struct boot_universe *u, const struct opts *
 	return 0;
 }
 
+/* This host's CPUs: what the topology the agents read says under LAMKIT_SYSFS (tests on a
+ * synthetic machine), else the CPUs we may use. */
+static int local_cpus(void)
+{
+	struct boot_topo t;
+	char err[300];
+	int n;
+
+	if (!getenv("LAMKIT_SYSFS") || boot_topo_read(&t, err, sizeof err) < 0)
+		return core_cpu_count();
+	n = t.npu;
+	boot_topo_free(&t);
+	return n;
+}
+
+/* A universe node's shape from its schema keys (sockets, cores_per_socket, threads_per_core;
+ * missing ones count 1, all missing: one socket of its slots). */
+static int node_shape(const struct boot_unode *n, struct boot_topo *t)
+{
+	int v[3] = {1, 0, 1};
+	static const char *const key[3] = {"sockets=", "cores_per_socket=", "threads_per_core="};
+
+	for (char **kv = n->kv; kv && *kv; kv++)
+		for (int k = 0; k < 3; k++)
+			if (!strncmp(*kv, key[k], strlen(key[k])))
+				v[k] = atoi(*kv + strlen(key[k]));
+	if (v[1] <= 0)
+		v[1] = n->cpus / (v[0] > 0 ? v[0] : 1) / (v[2] > 0 ? v[2] : 1);
+	return boot_topo_shape(t, v[0], v[1] > 0 ? v[1] : 1, v[2]);
+}
+
+/* --map-by ppr:N:OBJ: N ranks per object of a node, i.e. -ppn N x (objects per node), counted
+ * on this host's topology (LAMKIT_SYSFS) or from the first universe node's shape: nodes are
+ * taken to be alike. Without -n, that many on each node that takes ranks. 0, or an exit
+ * status (said). */
+static int ppr_nodes(struct opts *o, const struct boot_universe *u, int mode, int *slots)
+{
+	struct boot_topo t;
+	char err[600];
+	int ppn, nn = mode == RUN_AGENTS ? o->local_agents : 1;
+
+	if (o->ppn)
+		return cmd_usage_error("mpiexec", "-ppn and --map-by ppr do not go together");
+	if (mode == RUN_UNIVERSE) {
+		if (u->nnodes < 1 || node_shape(&u->nodes[0], &t) < 0)
+			return cmd_usage_error("mpiexec",
+			                       "--map-by ppr: the universe's nodes have no "
+			                       "usable shape (sockets, cores_per_socket)");
+		nn = 0;
+		for (int k = 0; k < u->nnodes; k++)
+			nn += o->hosts && *o->hosts ? in_list(o->hosts, u->nodes[k].host)
+			                            : u->nodes[k].schedule;
+	} else if (boot_topo_read(&t, err, sizeof err) < 0) {
+		fprintf(stderr, "lamkit mpiexec: --map-by ppr: %s\n", err);
+		return CORE_EXIT_SYSTEM;
+	}
+	ppn = boot_bind_ppr_count(&o->place, &t);
+	boot_topo_free(&t);
+	if (ppn < 1)
+		return cmd_usage_error("mpiexec", "--map-by ppr: no %s on these nodes",
+		                       boot_bind_obj_name(o->place.ppr_obj));
+	o->ppn = ppn;
+	*slots = ppn * (nn > 0 ? nn : 1);
+	long want = 0;
+	for (int a = 0; a < o->napps; a++)
+		want += o->apps[a].n_given ? o->apps[a].app.nprocs : 0;
+	if (want > *slots)
+		return cmd_usage_error(
+		    "mpiexec",
+		    "--map-by ppr:%d:%s places at most %d ranks (%d on each of %d "
+		    "node%s), not %ld",
+		    o->place.ppr_n, boot_bind_obj_name(o->place.ppr_obj), *slots, ppn, nn,
+		    nn == 1 ? "" : "s", want);
+	return 0;
+}
+
 /* The booted universe, if any: RUN_UNIVERSE (u loaded) or RUN_LOCAL; -1 after saying why
  * the state file cannot be used. */
 static int find_universe(struct boot_universe *u)
@@ -603,7 +704,7 @@ int cmd_mpiexec(int argc, char **argv)
 	struct boot_place_node *nodes = NULL;
 	char err[1024];
 	const char *s;
-	int i = 1, rc, mode, nnodes = 0, slots = core_cpu_count();
+	int i = 1, rc, mode, nnodes = 0, slots = local_cpus();
 
 	if ((s = getenv("LAMKIT_KILL_GRACE")) && parse_int(s, 0, 3600000, &o.grace) < 0)
 		return cmd_usage_error("mpiexec",
@@ -614,6 +715,7 @@ int cmd_mpiexec(int argc, char **argv)
 		                       s);
 	if (argc < 2)
 		return cmd_usage_error("mpiexec", "no program to run");
+	boot_bind_init(&o.place);
 	while (i < argc) {
 		rc = parse_context(&o, argc, argv, &i);
 		if (rc) {
@@ -623,6 +725,10 @@ int cmd_mpiexec(int argc, char **argv)
 	}
 	if (o.ppn && o.by_node) {
 		rc = cmd_usage_error("mpiexec", "-ppn and --map-by node do not go together");
+		goto out;
+	}
+	if (boot_bind_check(&o.place, err, sizeof err) < 0) {
+		rc = cmd_usage_error("mpiexec", "%s", err);
 		goto out;
 	}
 	if (o.singinit_port)
@@ -638,6 +744,8 @@ int cmd_mpiexec(int argc, char **argv)
 	if (mode == RUN_LOCAL && (rc = check_local_hosts(o.hosts)) != 0)
 		goto out;
 	if (mode == RUN_AGENTS) {
+		if (!o.local_slots && getenv("LAMKIT_SYSFS"))
+			o.local_slots = slots; /* the synthetic machine's, as each agent sees it */
 		nodes = boot_local_agent_nodes(o.local_agents, o.local_slots);
 		nnodes = o.local_agents;
 	} else if (mode == RUN_UNIVERSE) {
@@ -652,6 +760,8 @@ int cmd_mpiexec(int argc, char **argv)
 		rc = nodes ? CORE_EXIT_USAGE : CORE_EXIT_SYSTEM;
 		goto out;
 	}
+	if (o.place.map == BOOT_MAP_PPR && (rc = ppr_nodes(&o, &u, mode, &slots)) != 0)
+		goto out;
 	if (mode == RUN_UNIVERSE && !tp_given(&o)) {
 		char spec[256];
 		if (universe_transport(&u, &o, slots, spec, sizeof spec, err, sizeof err) < 0) {

@@ -57,9 +57,10 @@ local function check_field(file, line, label, k, v)
     fail(file, line, label .. ": value of '" .. k .. "' has type " .. t ..
       " (allowed: string, number, boolean)")
   end
-  if k == "cpu" then
+  if k == "cpu" or k == "sockets" or k == "cores_per_socket" or k == "threads_per_core" then
     local n = positive_int(v)
-    if not n then fail(file, line, label .. ": cpu must be a positive integer, not " .. show(v)) end
+    if not n then fail(file, line, label .. ": " .. k .. " must be a positive integer, not " ..
+      show(v)) end
     return n
   elseif k == "schedule" then
     if t == "string" and BOOLS[v:lower()] ~= nil then return BOOLS[v:lower()] end
@@ -127,6 +128,11 @@ local function finish_nodes(b, defaults)
         node[k] = v
         given[node][k] = true
       end
+    end
+    -- slots from the node's shape (Slurm's Sockets x CoresPerSocket x ThreadsPerCore) when
+    -- cpu is not given; mpiexec --map-by ppr:N:OBJ counts objects from the same keys
+    if node.cpu == nil and (node.sockets or node.cores_per_socket or node.threads_per_core) then
+      node.cpu = (node.sockets or 1) * (node.cores_per_socket or 1) * (node.threads_per_core or 1)
     end
     if node.cpu == nil then node.cpu = 1 end
     if node.schedule == nil then node.schedule = true end

@@ -432,6 +432,7 @@ void boot_job_destroy(boot_job_t *j)
 	free(j->exe_paths);
 	core_w_free(&j->procs);
 	free(j->inq);
+	boot_job_bind_free(j);
 	free(j->r);
 	boot_jobspec_free(&j->js);
 	free(j);
@@ -558,29 +559,6 @@ static const char *not_found_what(char *buf, size_t len, const char *exe, char *
 	return buf;
 }
 
-/* The CPU a rank is bound to, or -1: --bind-to core binds local rank i to the i-th CPU we
- * may use (round robin); auto does so only for Open MPI programs when this node runs at most
- * two ranks and they fit, which is what Open MPI's mpirun does. */
-static int rank_cpu(boot_job_t *j, const struct boot_app *app, int localid)
-{
-	cpu_set_t set;
-	int n = 0, cpus[CPU_SETSIZE];
-
-	if (j->js.bind == BOOT_BIND_NONE)
-		return -1;
-	if (sched_getaffinity(0, sizeof set, &set) < 0)
-		return -1;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	if (n == 0)
-		return -1;
-	if (j->js.bind == BOOT_BIND_AUTO &&
-	    !(j->app_ompi && j->app_ompi[app - j->js.apps] && j->nranks <= 2 && j->nranks <= n))
-		return -1;
-	return cpus[localid % n];
-}
-
 static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 {
 	const struct boot_app *app = boot_jobspec_app(&j->js, r->rank);
@@ -615,8 +593,9 @@ static int start_rank(boot_job_t *j, struct boot_rank *r, int localid)
 	                        .fd_err = errp[1],
 	                        .extra_fd = r->pmi_child_fd,
 	                        .extra_fd_target = BOOT_PMI_FD_NUM,
-	                        .new_session = 1,
-	                        .cpu = r->cpu,
+	                        .new_session = j->blocking ? BOOT_SPAWN_PGRP : BOOT_SPAWN_SESSION,
+	                        .cpu = -1,
+	                        .cpus = r->cpus,
 	                        .pdeathsig = SIGKILL,
 	                        .start = &start};
 	r->pid = boot_spawn(&sp);
@@ -715,12 +694,13 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 	}
 	if (j->nranks > 1) /* one local rank uses no shared memory */
 		boot_job_res_node_segment(j);
-	for (int i = 0; i < j->nranks; i++) {
-		const struct boot_app *app = boot_jobspec_app(&j->js, j->r[i].rank);
-		int adopted = boot_job_pmi_adopts(j, j->r[i].rank);
-		j->r[i].cpu = app && !adopted ? rank_cpu(j, app, i) : -1;
+	if (boot_job_bind(j) < 0) { /* the controller says why and ends the job */
+		j->done_sent = 1;
+		send_u32s(j, BOOT_MSG_JOB_DONE, 0, NULL);
+		return j;
 	}
 	boot_job_pmi_topo(j);
+	boot_job_wait_mode(j);
 	int started = 0;
 	for (int i = 0; i < j->nranks && !j->killed; i++) {
 		struct boot_rank *r = &j->r[i];

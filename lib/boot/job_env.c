@@ -141,7 +141,7 @@ files:
 	env_set(e, "OMPI_MCA_osc_rdma_backing_directory", "%s", j->dir);
 	env_set(e, "OMPI_MCA_osc_sm_backing_directory", "%s", j->dir);
 	env_set(e, "OMPI_MCA_shmem_mmap_backing_file_base_dir", "%s", j->dir);
-	if (j->js.oversubscribed)
+	if (j->js.oversubscribed || j->blocking)
 		env_set(e, "OMPI_MCA_mpi_yield_when_idle", "1");
 }
 
@@ -178,6 +178,9 @@ static char **app_base_env(boot_job_t *j, const struct boot_app *app)
 	env_set(&e, "PMI_SIZE", "%d", j->js.size);
 	env_set(&e, "MPI_LOCALNRANKS", "%d", j->nranks);
 	env_set(&e, "LAMKIT_SESSION_DIR", "%s", j->dir);
+	/* lamkit's MPI blocks rather than spins when its node is oversubscribed (job_wait.c) */
+	if (!boot_env_get(e.v, "LAMKIT_OVERSUBSCRIBED"))
+		env_set(&e, "LAMKIT_OVERSUBSCRIBED", "%d", j->oversub);
 	env_set(&e, "LAMKIT_JOBID", "%u", j->js.jobid);
 	/* lamkit's MPI reads its spawn preset here, not with a PMI get from each of its ranks at
 	 * once (doc/PROTOCOL-mpi-wire.md section 8, "Spawn"); tagged with the KVS it belongs to */
@@ -211,31 +214,63 @@ void boot_job_env_free_cache(boot_job_t *j)
 	j->app_env = NULL;
 }
 
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	char *s = NULL;
+	va_list ap;
+
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
 char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,
                     int localid)
 {
-	char **base = app_base_env(j, app), own[3][48];
+	char **base = app_base_env(j, app), *own[6];
 	int n = 0, k = 0;
+	size_t sz = 0;
 
 	if (!base)
 		return NULL;
 	while (base[n])
 		n++;
-	snprintf(own[k++], sizeof own[0], "PMI_RANK=%d", r->rank);
-	snprintf(own[k++], sizeof own[0], "MPI_LOCALRANKID=%d", localid);
+	own[k++] = fmt("PMI_RANK=%d", r->rank);
+	own[k++] = fmt("MPI_LOCALRANKID=%d", localid);
 	if (j->js.pmi_port)
-		snprintf(own[k++], sizeof own[0], "PMI_ID=%d", r->rank);
+		own[k++] = fmt("PMI_ID=%d", r->rank);
+	/* a bound rank's OpenMP threads on its CPUs, one place per core, unless the user said */
+	if (r->omp_threads > 0 && !boot_env_get(base, "OMP_NUM_THREADS"))
+		own[k++] = fmt("OMP_NUM_THREADS=%d", r->omp_threads);
+	if (r->omp_places && !boot_env_get(base, "OMP_PLACES"))
+		own[k++] = fmt("OMP_PLACES=%s", r->omp_places);
+	if (r->omp_places && !boot_env_get(base, "OMP_PROC_BIND"))
+		own[k++] = fmt("OMP_PROC_BIND=close");
+	for (int i = 0; i < k; i++)
+		sz += own[i] ? strlen(own[i]) + 1 : 0; /* NULL: no memory, found below */
 	/* one block: the base pointers (borrowed), our k strings, NULL; boot_env_free frees it */
 	size_t ptrs = (size_t)(n + k + 1) * sizeof(char *);
-	char **envp = malloc(ptrs + sizeof own);
-	if (!envp)
-		return NULL;
-	memcpy(envp, base, (size_t)n * sizeof(char *));
-	char *str = (char *)envp + ptrs;
-	for (int i = 0; i < k; i++) {
-		memcpy(str + i * sizeof own[0], own[i], sizeof own[0]);
-		envp[n + i] = str + i * sizeof own[0];
+	char **envp = malloc(ptrs + sz);
+	for (int i = 0; envp && i < k; i++)
+		if (!own[i]) {
+			free(envp);
+			envp = NULL;
+		}
+	if (envp) {
+		memcpy(envp, base, (size_t)n * sizeof(char *));
+		char *str = (char *)envp + ptrs;
+		for (int i = 0; i < k; i++) {
+			size_t l = strlen(own[i]) + 1;
+			memcpy(str, own[i], l);
+			envp[n + i] = str;
+			str += l;
+		}
+		envp[n + k] = NULL;
 	}
-	envp[n + k] = NULL;
+	for (int i = 0; i < k; i++)
+		free(own[i]);
 	return envp;
 }

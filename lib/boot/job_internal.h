@@ -3,9 +3,11 @@
 #define LAMKIT_BOOT_JOB_INTERNAL_H
 
 #include "agent.h"
+#include "bind.h"
 #include "msg.h"
 #include "pmi_server.h"
 
+#include <sched.h>
 #include <sys/types.h>
 
 #define BOOT_PMI_FD_NUM 3 /* the fd number PMI_FD names in every rank */
@@ -26,9 +28,12 @@ struct boot_rank {
 	int pmi_fd;       /* our end of the PMI socketpair (or accepted TCP conn) */
 	int pmi_child_fd; /* the rank's end until it is spawned */
 	pmi_conn_t *pmi;
-	int pmi_state; /* BOOT_PMI_* */
-	int adopted;   /* a singleton that started us (mpiexec -pmi_args): not our child */
-	int cpu;       /* the CPU we bind it to, or -1 */
+	int pmi_state;        /* BOOT_PMI_* */
+	int adopted;          /* a singleton that started us (mpiexec -pmi_args): not our child */
+	cpu_set_t *cpus;      /* the CPUs we bind it to, or NULL (job_bind.c) */
+	int bind_lo, bind_hi; /* ... as logical PUs of j->topo, or -1 */
+	int omp_threads;      /* bound: its CPUs, for OMP_NUM_THREADS */
+	char *omp_places;     /* bound: OMP_PLACES, or NULL */
 	int exited, status;
 };
 
@@ -73,7 +78,23 @@ struct boot_job {
 	int nres, capres;
 	char node_seg[64];        /* the node's MPI segment the agent made for the ranks, or "" */
 	struct boot_job_pmix *px; /* the job's PMIx ranks here (job_pmix.c), or NULL */
+	/* the ranks here wait by blocking, not spinning (more ranks than the CPUs they may use,
+	 * or LAMKIT_WAIT=block): they share the agent's session (job_wait.c) */
+	int blocking;
+	int oversub; /* more ranks here than the CPUs they may use (LAMKIT_OVERSUBSCRIBED) */
+	struct boot_topo *topo;     /* this node's topology, read when ranks are bound */
+	struct boot_bind_spec spec; /* the job's placement options (js.placement) */
 };
+
+/* job_bind.c: bind the ranks (j->r[i].cpus) as js.placement (or js.bind) asks, report the
+ * bindings when asked to. 0, or -1 after telling the controller why not (the job cannot
+ * start). boot_job_bind_free frees what it allocated. */
+int boot_job_bind(boot_job_t *j);
+void boot_job_bind_free(boot_job_t *j);
+
+/* job_wait.c: whether the job's ranks on this node wait by blocking (sets j->blocking; ranks
+ * must have their bindings). */
+void boot_job_wait_mode(boot_job_t *j);
 
 void boot_job_send(boot_job_t *j, unsigned type, const struct core_wbuf *w, const void *extra,
                    size_t elen);

@@ -723,7 +723,8 @@ int boot_job_pmi_init(boot_job_t *j, char *err, size_t errlen)
 
 /* Our node's number comes from PMI_process_mapping (the controller numbers nodes by their
  * lowest rank, as the mapping does); without a usable mapping it stays unknown. The sockets
- * and cores come from this node's /sys: the agent runs where its ranks run. */
+ * and cores come from this node's topology (job_bind.c read it from /sys, or LAMKIT_SYSFS):
+ * the agent runs where its ranks run. */
 void boot_job_pmi_topo(boot_job_t *j)
 {
 	char text[PMI_TOPO_TEXT_MAX + 1];
@@ -731,9 +732,15 @@ void boot_job_pmi_topo(boot_job_t *j)
 	int *node = map && *map ? malloc((size_t)j->js.size * sizeof *node) : NULL;
 	int *ranks = malloc((size_t)j->nranks * sizeof *ranks), nn = -1, me = -1, nb = 0;
 	struct pmi_topo_bind *b = malloc((size_t)j->nranks * sizeof *b);
+	const char *sysfs = getenv("LAMKIT_SYSFS");
+	char sysroot[4200];
 
 	if (!j->pmi || !ranks || !b || j->nranks < 1)
 		goto out;
+	if (sysfs && *sysfs)
+		snprintf(sysroot, sizeof sysroot, "%s/cpu", sysfs);
+	else
+		snprintf(sysroot, sizeof sysroot, "%s", PMI_TOPO_SYSFS);
 	if (node && (nn = pmi_topo_mapping(map, node, j->js.size)) > 0) {
 		me = node[j->r[0].rank];
 		for (int i = 0; i < j->nranks; i++)
@@ -742,10 +749,21 @@ void boot_job_pmi_topo(boot_job_t *j)
 	}
 	for (int i = 0; i < j->nranks; i++) {
 		struct boot_rank *r = &j->r[i];
+		const struct boot_topo *t = j->topo;
 		ranks[i] = r->rank;
-		if (r->cpu >= 0 &&
-		    pmi_topo_cpu(PMI_TOPO_SYSFS, r->cpu, &b[nb].socket, &b[nb].core) == 0)
-			b[nb++].rank = r->rank;
+		int s0 = -1, c0 = -2, s, c, ok = t && r->bind_lo >= 0;
+		/* bound inside one socket: its physical_package_id, and the core_id if inside
+		 * one core (doc/PROTOCOL-pmi.md part 5) */
+		for (int pu = ok ? r->bind_lo : 0; ok && pu < r->bind_hi; pu++) {
+			ok = pmi_topo_cpu(sysroot, t->os[pu], &s, &c) == 0 && (s0 < 0 || s == s0);
+			c0 = c0 == -2 || c0 == c ? c : -1;
+			s0 = s;
+		}
+		if (!ok)
+			continue;
+		b[nb].socket = s0;
+		b[nb].core = c0;
+		b[nb++].rank = r->rank;
 	}
 	if (pmi_topo_encode(text, sizeof text, me, me >= 0 ? nn : -1, ranks, j->nranks, b, nb) <
 	        0 ||

@@ -468,6 +468,17 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 	case BOOT_MSG_STDIN_ACK:
 		stdin_ack(c, core_r_u32(&r));
 		break;
+	case BOOT_MSG_REPORT: { /* --report-bindings, or why the agent cannot start the job */
+		int fatal = (int)core_r_u32(&r);
+		const char *text = core_r_str(&r);
+		if (r.err)
+			break;
+		if (fatal)
+			boot_ctl_fail(c, CORE_EXIT_USAGE, "%s", text);
+		else
+			fputs(text, stderr);
+		break;
+	}
 	case BOOT_MSG_FENCE_UP:
 		fence_up(a, &r);
 		break;
@@ -539,6 +550,7 @@ void boot_ctl_start_agent(struct agent *a)
 		js.process_mapping = c->mapping;
 		js.universe_size = c->universe_size;
 		js.oversubscribed = a->nranks > (a->cpus < 1 ? 1 : a->cpus);
+		js.slots = a->cpus < 1 ? 1 : a->cpus;
 	}
 	boot_jobspec_encode(&w, &js);
 	if (w.err || boot_link_send(a->link, BOOT_MSG_JOB_START, w.p, w.len, NULL, 0) < 0) {

@@ -46,6 +46,8 @@ void boot_jobspec_encode(struct core_wbuf *w, const struct boot_jobspec *js)
 	core_w_str(w, js->spawner ? js->spawner : "");
 	core_w_str(w, js->names_at ? js->names_at : "");
 	w_strv(w, js->preput, js->npreput);
+	core_w_str(w, js->placement ? js->placement : "");
+	core_w_u32(w, (uint32_t)js->slots);
 }
 
 static char *r_dup(struct core_rbuf *r)
@@ -133,6 +135,8 @@ int boot_jobspec_decode(struct boot_jobspec *js, const char *p, size_t len)
 	js->spawner = r_dup(&r);
 	js->names_at = r_dup(&r);
 	js->preput = r_strv(&r, &js->npreput);
+	js->placement = r_dup(&r);
+	js->slots = r_int(&r, 1 << 20);
 	if (r.err || js->size < 1 || js->napps < 1 || r.off != r.len || js->npreput % 2) {
 		boot_jobspec_free(js);
 		errno = EINVAL;
@@ -150,6 +154,7 @@ void boot_jobspec_free(struct boot_jobspec *js)
 	free(js->fence_parent);
 	free(js->spawner);
 	free(js->names_at);
+	free(js->placement);
 	core_strv_free(js->preput, js->npreput);
 	core_strv_free(js->env, js->nenv);
 	for (int a = 0; js->apps && a < js->napps; a++) {

@@ -8,7 +8,9 @@
 
 #include "msg.h"
 
-#define BOOT_PROTO_VERSION 2 /* 2: SPAWN and NAMES frames, spawner, names_at, preput */
+#define BOOT_PROTO_VERSION                                                                         \
+	3 /* 2: SPAWN and NAMES frames, spawner, names_at, preput;                                 \
+	     3: placement and slots in the job spec, REPORT */
 
 /* Frame types. A = agent, M = mpiexec (the job's controller). */
 enum boot_msg {
@@ -38,6 +40,8 @@ enum boot_msg {
 	/* output read by mpiexec itself (forked agents: doc/PROTOCOL-agent.md, "Output") */
 	BOOT_MSG_IO_PIPE = 27, /* A->M: u32 jobid, u32 rank, u32 stream + the pipe's read end */
 	BOOT_MSG_IO_EOF = 28,  /* M->A: u32 jobid, u32 rank, u32 stream: that pipe is at EOF */
+	/* lines for the user from an agent: --report-bindings, or why the job cannot start */
+	BOOT_MSG_REPORT = 29, /* A->M: u32 jobid, u32 fatal (0/1), str lines */
 	/* universe frames (no jobid): doc/PROTOCOL-agent.md, "Universe" */
 	BOOT_MSG_AGENT_INFO = 16,   /* A->boot: u32 node, str host, u32 pid, u32 cpus, u32 port,
 	                               str version, str slurm node name, str wipe report */
@@ -118,6 +122,10 @@ struct boot_jobspec {
 	char *names_at;
 	char **preput;
 	int npreput; /* strings in preput (2 per key) */
+	/* --map-by, --rank-by, --bind-to & co. (bind.h's canonical text; "" = none given: `bind`
+	 * decides) and the slots of the node the spec goes to */
+	char *placement;
+	int slots;
 	int *clique; /* unused on the wire; filled per agent */
 };
 

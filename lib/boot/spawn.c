@@ -68,13 +68,17 @@ static void child(const struct boot_spawn *sp, int errfd, volatile int *err_out,
 	 * ranks in their agent's session instead (setpgid), lk_rma -n 8 -ppn 2 on 4 namespace
 	 * nodes of this 2-core machine took 5.7 s to over 90 s a run instead of 3.4-5.0 s
 	 * (busy-polling ranks and their progress threads sharing one group per node). */
-	if (sp->new_session)
+	if (sp->new_session == BOOT_SPAWN_SESSION)
 		setsid();
-	if (sp->cpu >= 0) {
+	else if (sp->new_session == BOOT_SPAWN_PGRP)
+		setpgid(0, 0); /* the caller's session: job_wait.c says when and why */
+	if (sp->cpus) {
+		sched_setaffinity(0, sizeof *sp->cpus, sp->cpus); /* best effort, as binding is */
+	} else if (sp->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(sp->cpu, &set);
-		sched_setaffinity(0, sizeof set, &set); /* best effort, as binding is */
+		sched_setaffinity(0, sizeof set, &set);
 	}
 	if (sp->pdeathsig) {
 		prctl(PR_SET_PDEATHSIG, sp->pdeathsig);

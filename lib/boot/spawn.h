@@ -4,7 +4,10 @@
 #ifndef LAMKIT_BOOT_SPAWN_H
 #define LAMKIT_BOOT_SPAWN_H
 
+#include <sched.h>
 #include <sys/types.h>
+
+enum { BOOT_SPAWN_SESSION = 1, BOOT_SPAWN_PGRP = 2 }; /* boot_spawn.new_session */
 
 struct boot_spawn {
 	const char *path; /* resolved executable (see boot_spawn_resolve) */
@@ -14,8 +17,10 @@ struct boot_spawn {
 	int fd_in, fd_out, fd_err; /* become 0, 1, 2 (-1 = /dev/null for stdin, inherit others) */
 	int extra_fd;              /* if >= 0, becomes extra_fd_target in the child */
 	int extra_fd_target;
-	int new_session;           /* setsid(): own session and process group */
+	int new_session;           /* BOOT_SPAWN_SESSION: setsid(), own session and process group;
+	                              BOOT_SPAWN_PGRP: own process group in our session; 0: ours */
 	int cpu;                   /* >= 0: bind to this CPU (sched_setaffinity); -1 = inherit */
+	const cpu_set_t *cpus;     /* not NULL: bind to these CPUs instead */
 	int pdeathsig;             /* signal the child gets when we die (0 = none) */
 	unsigned long long *start; /* if set, receives the child's start time as /proc/PID/stat
 	                            * gives it (boot_proc_starttime), 0 if unknown */

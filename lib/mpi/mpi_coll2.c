@@ -126,6 +126,22 @@ static int scatterv(const void *sbuf, const int *scounts, const int *displs, int
 	return rc;
 }
 
+/* Send to dst and receive from src, leaving out an empty side: the peer's matching side is
+ * empty too (MPI asks the signatures to match), so it leaves it out as well. MPI code. */
+static int pair(const void *sb, int scnt, struct mpii_dtype *sd, int dst, void *rb, int rcnt,
+                struct mpii_dtype *rd, int src, int tag, struct mpii_comm *c)
+{
+	int sn = scnt > 0 && sd->size > 0, rn = rcnt > 0 && rd->size > 0;
+
+	if (sn && rn)
+		return mpii_sendrecv(sb, scnt, sd, dst, rb, rcnt, rd, src, tag, c, 1, NULL);
+	if (sn)
+		return mpii_send(sb, scnt, sd, dst, tag, c, 1, MODE_STD);
+	if (rn)
+		return mpii_recv(rb, rcnt, rd, src, tag, c, 1, NULL);
+	return MPI_SUCCESS;
+}
+
 /* Ring allgather(v): in step s pass on the block received in step s - 1. */
 int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
                     const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
@@ -137,10 +153,11 @@ int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *r
 #define CNT(i) (rcounts ? rcounts[i] : rcount)
 	if (sbuf != MPI_IN_PLACE)
 		rc = xcopy(sbuf, scount, sd, BLK(r), CNT(r), rd);
+	/* every rank knows every block's size: an empty one is neither sent nor received */
 	for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
 		int sb = (r - s + n) % n, rb = (r - s - 1 + n) % n;
-		rc = mpii_sendrecv(BLK(sb), CNT(sb), rd, (r + 1) % n, BLK(rb), CNT(rb), rd,
-		                   (r - 1 + n) % n, T_ALLGATHER, c, 1, NULL);
+		rc = pair(BLK(sb), CNT(sb), rd, (r + 1) % n, BLK(rb), CNT(rb), rd, (r - 1 + n) % n,
+		          T_ALLGATHER, c);
 	}
 #undef BLK
 #undef CNT
@@ -213,8 +230,7 @@ static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 		else if (s == 0)
 			rc = xcopy(sp, scnt, sd, rp, rcnt, rd);
 		else
-			rc = mpii_sendrecv(sp, scnt, sd, dst, rp, rcnt, rd, src, T_ALLTOALL, c, 1,
-			                   NULL);
+			rc = pair(sp, scnt, sd, dst, rp, rcnt, rd, src, T_ALLTOALL, c);
 	}
 	free(copy);
 	return rc;
@@ -298,6 +314,8 @@ int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 	struct mpii_comm *c;
 	int rc = check(comm, &c);
 
+	if (rc == MPI_SUCCESS && !c->inter && (rcount == 0 || dt_or_byte(rtype)->size == 0))
+		return MPI_SUCCESS; /* nothing to move, on every rank (signatures match) */
 	if (rc == MPI_SUCCESS)
 		rc = c->inter ? mpii_inter_allgatherv(sbuf, scount, dt_or_byte(stype), rbuf, NULL,
 		                                      NULL, rcount, dt_or_byte(rtype), c)
@@ -331,6 +349,8 @@ int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
 
 	a.sd = dt_or_byte(stype);
 	a.rd = dt_or_byte(rtype);
+	if (rc == MPI_SUCCESS && !c->inter && (rcount == 0 || a.rd->size == 0))
+		return MPI_SUCCESS; /* nothing to move, on every rank (signatures match) */
 	if (rc == MPI_SUCCESS)
 		rc = c->inter ? mpii_inter_alltoall(&a, c) : alltoall(&a, c, sbuf == MPI_IN_PLACE);
 	return mpii_err(c, rc, "MPI_Alltoall");

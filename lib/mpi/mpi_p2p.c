@@ -165,46 +165,6 @@ static int send_failed(void)
 	return MPI_ERR_OTHER;
 }
 
-/* The transport failed where no MPI call can return the error (progress, control messages).
- * The user's error handler sees it, but the job cannot go on without that peer: if the
- * handler returns, end it anyway. */
-static void fatal_tp(void)
-{
-	const char *why = tp_error(mpii.tp);
-
-	if (!why || !*why)
-		why = "transport failure";
-	mpii_err_detail(why);
-	mpii_err(NULL, MPI_ERR_OTHER, "progress");
-	fprintf(stderr, "lamkit MPI: rank %d: %s (fatal)\n", mpii.rank, why);
-	if (mpii.size > 1)
-		PMI_Abort(MPI_ERR_OTHER, why);
-	_exit(MPI_ERR_OTHER);
-}
-
-/* Poll the transport (under its lock while the RMA progress thread runs), handing up to budget
- * fragments of one shm ring. */
-static int poll_tp(int budget)
-{
-	int n;
-
-	if (!mpii.tp_mt) {
-		n = tp_poll_n(mpii.tp, budget);
-		if (mpii.rma_waiting && n >= 0)
-			n += mpii_rma_progress();
-		return n;
-	}
-	mpii_tp_lock();
-	__atomic_store_n(&mpii.poll_seq, mpii.poll_seq + 1, __ATOMIC_RELAXED);
-	n = mpii_drain_deferred();
-	int m = tp_poll(mpii.tp);
-	n = m < 0 ? m : n + m;
-	if (mpii.rma_waiting && n >= 0)
-		n += mpii_rma_progress();
-	mpii_tp_unlock();
-	return n;
-}
-
 static inline __attribute__((always_inline)) int send_tp(int wpeer, const void *h, size_t hlen,
                                                          const void *data, size_t len, void *cookie)
 {
@@ -221,7 +181,7 @@ static inline __attribute__((always_inline)) int send_tp(int wpeer, const void *
 static void ctl_send(int wpeer, struct hdr *h, size_t hlen)
 {
 	if (send_tp(wpeer, h, hlen, NULL, 0, NULL) < 0)
-		fatal_tp();
+		mpii_fatal_tp();
 }
 
 /* After an eager send: a sender that never waits would let copies pile up in the transport
@@ -230,107 +190,9 @@ static void backpressure(void)
 {
 	if (!tp_queued(mpii.tp))
 		return;
-	poll_tp(1);
+	mpii_poll_tp(1);
 	while (tp_queued(mpii.tp) > 64)
 		mpii_progress_wait();
-}
-
-/* One progress step; `wait`: 0 from calls that return at once (MPI_Test, MPI_Iprobe, ...), 1
- * in a wait for a message, 2 in a wait for a word in shared memory (a window lock), which no
- * doorbell announces.
- * Oversubscribed (more local ranks than CPUs) and idle, a rank gives its CPU away so that ranks
- * with work run: in a wait for a message, after BLOCK_AFTER empty polls it sleeps in the
- * transport (tp_sleep: poll() on its sockets and its doorbell, which a peer rings after writing
- * one of its rings) and uses no CPU at all until something comes; before that, and where the
- * transport cannot sleep (udp, multipath, queued fragments), it yields and every fourth time
- * sleeps briefly (1 us asked, ~50 with the timer slack; 50 us after 2048 empty polls, 200 us
- * after 8192). In MPI_Test and the like only every 64th empty poll in a row yields, since a
- * rank that computes between tests has work of its own (a compute + MPI_Test loop at -n 4 ran
- * 4x slower yielding on every test). A rank whose job fits its CPUs spins, and after thousands
- * of empty polls offers the CPU now and then; it sleeps only in waits known to be long
- * (mpii_progress_sleep). Sleeping after 4096 empty polls cost it bandwidth across nodes: a poll
- * that reads part of a large tcp frame counts as empty, so a rank receiving a stream slept in
- * poll() between the pieces (1 MiB bandwidth between namespace nodes ~1.4-2.1 GB/s against
- * 2.0-3.0 without). */
-#define BLOCK_AFTER   64
-#define BLOCK_LONG    4096
-#define BLOCK_TIMEOUT 10 /* ms: a bound on any wake-up the doorbells do not cover */
-/* Poll the transport and the nonblocking collectives once: events handled. */
-static int step(int budget)
-{
-	int n = poll_tp(budget);
-
-	if (n < 0)
-		fatal_tp();
-	if (mpii.nbc)
-		n += mpii_nbc_progress();
-	if (mpii_io_active)
-		n += mpii_io_progress();
-	return n;
-}
-
-/* Sleep in the transport until a peer sends or ms pass, then poll: the events handled then, or
- * -1 when it cannot sleep now (the RMA progress thread or remote lock requests need polling, or
- * the transport says no). */
-static int sleep_step(int ms)
-{
-	if (mpii.tp_mt || mpii.rma_waiting ||
-	    __atomic_load_n(&mpii_io_thread_busy, __ATOMIC_ACQUIRE) || tp_sleep(mpii.tp, ms) < 0)
-		return -1;
-	return step(1); /* what woke it, handed up in this call */
-}
-
-static void progress(int wait, int budget)
-{
-	static unsigned idle;
-	int n;
-
-	if (step(budget) > 0) {
-		idle = 0;
-		return;
-	}
-	idle++;
-	if (wait == 1 && mpii.yield && idle >= BLOCK_AFTER &&
-	    (n = sleep_step(BLOCK_TIMEOUT)) >= 0) {
-		if (n > 0)
-			idle = 0;
-		return;
-	}
-	if (!mpii.yield) {
-		if (wait && idle > BLOCK_LONG && idle % 8 == 0)
-			sched_yield();
-		return;
-	}
-	if (wait && idle % 4 == 0) {
-		long ns = idle < 2048 ? 1000 : idle < 8192 ? 50000 : 200000;
-		nanosleep(&(struct timespec){0, ns}, NULL);
-	} else if (wait || idle % 64 == 0)
-		sched_yield();
-}
-
-void mpii_progress(void)
-{
-	progress(0, 1);
-}
-
-void mpii_progress_wait(void)
-{
-	progress(1, 1);
-}
-
-void mpii_progress_wait_n(int n)
-{
-	progress(1, n);
-}
-
-void mpii_progress_wait_mem(void)
-{
-	progress(2, 1);
-}
-
-int mpii_progress_sleep(int ms)
-{
-	return step(1) > 0 || sleep_step(ms) >= 0;
 }
 
 /* ---- receive side ---- */
@@ -533,7 +395,7 @@ static void on_cts(const struct hdr *h)
 		d.off = off;
 		rc = send_tp(r->wpeer, &d, HLEN_DATA, src + off, n, last ? r : NULL);
 		if (rc < 0)
-			fatal_tp();
+			mpii_fatal_tp();
 		if (last && rc == 0)
 			mpii_complete(r);
 	}

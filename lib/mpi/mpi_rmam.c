@@ -563,7 +563,7 @@ static int on_op(struct mpii_rmaw *r, const struct rhdr *h, const char *data, si
 		got += rn.len;
 	}
 	if (locked)
-		__atomic_store_n(&w->lk[r->me].acc, 0, __ATOMIC_RELEASE);
+		mpii_wlock_release(&w->lk[r->me].acc, 1);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* lib/mpi/mpi_win.c: one-sided windows: creation over a shared control segment, epochs, attributes.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,17 +33,26 @@ void mpii_wlock_acquire(int *word, int excl)
 				return;
 			continue;
 		}
-		mpii_progress_wait_mem();
+		mpii_progress_wait_word(word, v);
 	}
 }
 
 void mpii_wlock_release(int *word, int excl)
 {
 	if (excl)
-		__atomic_store_n(word, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
 	else
-		__atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(word, 1, __ATOMIC_SEQ_CST);
+	/* stored, then counted: a waiter counts itself before its last look (mpi_p2p.c) */
+	if (__atomic_load_n(mpii_wlock_waiters(word), __ATOMIC_SEQ_CST))
+		tp_futex_wake((uint32_t *)word);
 }
+
+_Static_assert(offsetof(struct mpii_wlock, rw_waiters) == offsetof(struct mpii_wlock, rw) + 8 &&
+                   offsetof(struct mpii_wlock, acc_waiters) ==
+                       offsetof(struct mpii_wlock, acc) + 8 &&
+                   sizeof(struct mpii_wlock) == 64,
+               "mpii_wlock_waiters finds the count 8 bytes after the word");
 
 /* What each rank tells the others when a window is made. */
 struct winfo {

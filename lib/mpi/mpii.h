@@ -265,6 +265,12 @@ int mpii_greq_free(struct lk_request *r);
 void mpii_cancel_bsend(struct lk_request *u);
 /* Search the unexpected queue: 1 and *st filled if a message matches. */
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st);
+/* ---- progress (mpi_progress.c) ---- */
+/* Poll the transport once (under its lock while the RMA progress thread runs), handing up to
+ * budget fragments of one shm ring: events handled, or -1 (mpii_fatal_tp says why). */
+int mpii_poll_tp(int budget);
+/* The transport failed where no MPI call can return the error: report it and end the job. */
+void mpii_fatal_tp(void) __attribute__((noreturn));
 /* One progress step, for calls that return at once (MPI_Test, MPI_Iprobe, ...): when
  * oversubscribed, yields only after many empty polls in a row. */
 void mpii_progress(void);
@@ -273,9 +279,10 @@ void mpii_progress(void);
 void mpii_progress_wait(void);
 /* The same in a wait for n messages (MPI_Waitall): up to n fragments handed up at once. */
 void mpii_progress_wait_n(int n);
-/* The same in a wait for a word in shared memory that another process changes without a
- * message (a window lock): yields and naps, never sleeps until a message comes. */
-void mpii_progress_wait_mem(void);
+/* The same in a wait until the word at `word` (shared memory: a window lock, which no message
+ * announces) no longer holds val: a rank that blocks sleeps until then, or until a message
+ * comes (mpii_wlock_release wakes it). */
+void mpii_progress_wait_word(int *word, int val);
 /* One progress step in a wait expected to be long (another job starting): if idle, sleep in the
  * transport until a peer sends or ms pass. 0 when the transport cannot sleep (nap instead). */
 int mpii_progress_sleep(int ms);
@@ -490,7 +497,9 @@ int mpii_inbc_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
 struct mpii_wlock {
 	int rw;  /* MPI_Win_lock: 0 free, > 0 shared holders, -1 exclusive */
 	int acc; /* accumulate mutex: accumulates to this rank are atomic per element and op */
-	char pad[56];
+	/* ranks asleep waiting for rw / acc to change (mpii_wlock_waiters): a release wakes them */
+	unsigned rw_waiters, acc_waiters;
+	char pad[48];
 };
 
 struct mpii_wpeer {
@@ -549,6 +558,12 @@ int mpii_win_attached(const struct mpii_win *w, uint64_t addr, size_t len);
 /* Acquire / release a spin word of the control segment (progress while waiting). */
 void mpii_wlock_acquire(int *word, int excl);
 void mpii_wlock_release(int *word, int excl);
+/* The count of sleepers waiting on a lock word (&lk->rw or &lk->acc). */
+static inline unsigned *mpii_wlock_waiters(int *word)
+{
+	/* rw_waiters and acc_waiters sit 8 bytes after rw and acc */
+	return (unsigned *)(void *)(word + 2);
+}
 
 /* ---- one-sided communication with ranks on other nodes (mpi_rmam.c) ----
  * Operations on a target off this node travel as active messages (doc/PROTOCOL-mpi-wire.md
@@ -614,6 +629,9 @@ void mpii_defer_frag(int wsrc, const void *hdr, size_t hlen, const void *data, s
 void mpii_defer_sent(void *cookie);
 /* Main thread, under the transport lock: handle what the thread queued. Count. */
 int mpii_drain_deferred(void);
+/* Under the transport lock: whether the thread queued something the main thread has not
+ * taken yet. */
+int mpii_deferred(void);
 
 /* ---- MPI-IO (mpi_io*.c, lib/mpi/mpio.h) ----
  * While I/O operations are in progress (mpii_io_active), every progress step advances them;
@@ -760,6 +778,7 @@ struct mpii_state {
 	int tp_mt;              /* the RMA progress thread runs: lock around the transport */
 	int rma_waiting;        /* remote lock requests queued at this target */
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
+	int main_sleeping;      /* the main thread sleeps in the transport (under the tp lock) */
 	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };

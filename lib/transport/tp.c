@@ -166,7 +166,6 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	struct tp_mp_policy pol;
 	char why[200];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	const char *yield_env;
 
 	if (check_cfg(cfg, err, errlen) < 0)
 		return NULL;
@@ -195,11 +194,10 @@ tp_t *tp_create(const struct tp_cfg *cfg, char *err, size_t errlen)
 	memcpy(tp->local_ranks, cfg->local_ranks, sizeof(int) * (size_t)cfg->nlocal);
 	tp->cfg.local_ranks = tp->local_ranks;
 	choose_paths(tp, local, remote);
-	/* LAMKIT_YIELD=1 or 0 overrides the count (cores shared with other jobs, cgroup quotas);
-	 * every rank of a job on a node must agree, which the environment gives */
-	yield_env = getenv("LAMKIT_YIELD");
-	tp->yield =
-	    yield_env && *yield_env ? strcmp(yield_env, "0") != 0 : ncpu > 0 && cfg->nlocal > ncpu;
+	/* LAMKIT_WAIT=block|spin (mpiexec --wait), or the older LAMKIT_YIELD=1|0, override what
+	 * the launcher says (LAMKIT_OVERSUBSCRIBED, from its placement) or the count; every rank
+	 * of a job on a node must agree, which the environment gives */
+	tp->yield = tp_wait_mode(cfg->nlocal, ncpu);
 	if (local == TP_SHM) /* no shm inside the job (LAMKIT_TP=tcp...): none with other jobs */
 		tp_shmx_node(tp->node, sizeof tp->node);
 	if (local == TP_SHM && cfg->nlocal > 1) {
@@ -270,10 +268,12 @@ static void print_sent(const tp_t *tp)
 		        tp->cfg.rank, tp->npeers - tp->cfg.size, d.conns, d.lingering, d.segments);
 	}
 	if (tp->nsleep || tp->nbell)
-		fprintf(stderr,
-		        "lamkit tp: rank %d slept %llu times (%llu ran to the timeout), rang %llu "
-		        "doorbells\n",
-		        tp->cfg.rank, tp->nsleep, tp->nsleep_timeout, tp->nbell);
+		fprintf(
+		    stderr,
+		    "lamkit tp: rank %d slept %llu times (%llu ran to the timeout, %llu of them "
+		    "with a record waiting), rang %llu doorbells\n",
+		    tp->cfg.rank, tp->nsleep, tp->nsleep_timeout + tp->nsleep_late, tp->nsleep_late,
+		    tp->nbell);
 }
 
 void tp_destroy(tp_t *tp, int timeout_ms)
@@ -560,6 +560,29 @@ int tp_queued(const tp_t *tp)
 const char *tp_error(const tp_t *tp)
 {
 	return tp->err;
+}
+
+int tp_wait_mode(int nlocal, long ncpu)
+{
+	const char *w = getenv("LAMKIT_WAIT"), *y = getenv("LAMKIT_YIELD");
+	const char *o = getenv("LAMKIT_OVERSUBSCRIBED");
+
+	if (w && !strcmp(w, "block"))
+		return 1;
+	if (w && !strcmp(w, "spin"))
+		return 0;
+	if (y && *y)
+		return strcmp(y, "0") != 0;
+	if (o && (!strcmp(o, "0") || !strcmp(o, "1")))
+		return o[0] == '1';
+	return ncpu > 0 && nlocal > ncpu;
+}
+
+int tp_wait_check(const char *mode)
+{
+	return mode && (!strcmp(mode, "auto") || !strcmp(mode, "block") || !strcmp(mode, "spin"))
+	           ? 0
+	           : -1;
 }
 
 int tp_should_yield(const tp_t *tp)

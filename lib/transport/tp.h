@@ -159,10 +159,40 @@ const char *tp_error(const tp_t *tp);
  * still queued, a job that fits its CPUs with node rings: poll instead). Call it only after
  * tp_poll came back empty; run tp_poll after it. */
 int tp_sleep(tp_t *tp, int timeout_ms);
+/* tp_sleep in three parts, for a caller whose transport lock another thread also takes (the
+ * RMA progress thread): tp_sleep_prepare under the lock (-1 cannot sleep, 1 a ring has a
+ * record already: do not wait, 0 wait), tp_sleep_wait without it (1 woken, 0 timed out), and
+ * tp_sleep_done under it again, whatever prepare said unless -1. `watched`: another thread
+ * watches the sockets (tp_wait_fds) and calls tp_wake_self when it took something for us. */
+int tp_sleep_prepare(tp_t *tp, int watched);
+int tp_sleep_wait(tp_t *tp, int timeout_ms);
+void tp_sleep_done(tp_t *tp);
+/* Instead of tp_sleep_wait: also wake when the 32-bit word at `word` (in memory shared with
+ * other processes) no longer holds val and its writer calls tp_futex_wake on it, e.g. a window
+ * lock. 1 woken, 0 timed out. */
+int tp_sleep_wait_word(tp_t *tp, const uint32_t *word, uint32_t val, int timeout_ms);
+/* Wake every process waiting on `word` in tp_sleep_wait_word. */
+void tp_futex_wake(uint32_t *word);
+/* Under the lock, from another thread that handed the sleeper something (between its
+ * prepare and done): wake it. */
+void tp_wake_self(tp_t *tp);
+/* The sockets a second thread may wait on in poll() for this endpoint's traffic (tcp
+ * connections and the listener, udp routes), under the lock: their count (0: none, or poll
+ * now), written to pfd when at most max (else call again with that much room); *timeout_ms is
+ * lowered to when a udp timer is due. */
+struct pollfd;
+int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max, int *timeout_ms);
 
-/* Whether this process should yield the CPU when idle (more local ranks than online CPUs, or
- * LAMKIT_YIELD=1; LAMKIT_YIELD=0: never). */
+/* Whether this process waits by blocking (yields the CPU when idle, then sleeps on its
+ * doorbell; doc/PROTOCOL-mpi-wire.md section 9) rather than spinning: LAMKIT_WAIT=block or
+ * spin (mpiexec --wait), else the older LAMKIT_YIELD=1|0, else LAMKIT_OVERSUBSCRIBED=1|0 (the
+ * launcher's placement puts more ranks on a CPU than it has), else more local ranks than
+ * online CPUs. */
 int tp_should_yield(const tp_t *tp);
+/* That decision from the environment for nlocal ranks on ncpu CPUs (tp_create's): 1 block. */
+int tp_wait_mode(int nlocal, long ncpu);
+/* Whether mode is a value LAMKIT_WAIT takes (auto, block, spin): 0, or -1. */
+int tp_wait_check(const char *mode);
 
 /*
  * Peers of other jobs (MPI dynamic processes, doc/PROTOCOL-mpi-wire.md section 8). Peer indexes

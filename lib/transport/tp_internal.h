@@ -73,8 +73,12 @@ struct tp {
 	 * needed, the poll set of tp_sleep, and counters for LAMKIT_TP_STATS */
 	int bell_fd;
 	struct pollfd *sleep_pfd;
-	int sleep_cap;
+	int sleep_cap, sleep_nfd;
+	uint32_t sleep_how; /* between tp_sleep_prepare and tp_sleep_done: TP_BELL_*, else 0 */
+	uint32_t own_bell;  /* the futex word when there is no node segment (tp_bell.c) */
+	uint64_t sleep_us;  /* socket mode: the udp timers' bound on a sleep */
 	unsigned long long nsleep, nsleep_timeout, nbell;
+	unsigned long long nsleep_late; /* sleeps that ran to the timeout with a record waiting */
 };
 
 /* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */
@@ -247,6 +251,11 @@ int tp_udp_poll(struct tp_udp *u);
 int tp_udp_flush(struct tp_udp *u, int timeout_ms);
 /* Fragments not yet handed to the network once (waiting for window room). */
 int tp_udp_busy(const struct tp_udp *u);
+/* For a sleeper: the route sockets into pfd (room for max) and the time until the next timer
+ * is due, when less than *timeout_us. Their count (more than max: call again with that much
+ * room), or -1 when the endpoint must be polled now (an ack owed, a timer due, datagrams held
+ * back by the fault injector). */
+int tp_udp_sleep_fds(struct tp_udp *u, struct pollfd *pfd, int max, uint64_t *timeout_us);
 size_t tp_udp_eager_max(const struct tp_udp *u);
 size_t tp_udp_frag_max(const struct tp_udp *u);
 
@@ -351,13 +360,19 @@ static inline int tp_up_recv(tp_t *tp, int path, int peer, const void *hdr, size
  * byte to the consumer's bell. The fences on both sides make sure that either the sleeper sees
  * the record or the producer sees the word.
  */
+#define TP_BELL_FUTEX  1 /* the sleeper waits on the word itself (FUTEX_WAIT) */
+#define TP_BELL_SOCKET 2 /* the sleeper waits in poll() on its bell socket */
 void tp_bell_ring(tp_t *tp, uint64_t uid);
+/* Wake a sleeper that left `how` in its word (which the caller has cleared). */
+void tp_bell_wake(tp_t *tp, uint32_t *word, uint32_t how, uint64_t uid);
 static inline void tp_bell_check(tp_t *tp, uint32_t *word, uint64_t uid)
 {
+	uint32_t how;
+
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(word, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL))
-		tp_bell_ring(tp, uid);
+	    (how = __atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL)) != 0)
+		tp_bell_wake(tp, word, how, uid);
 }
 /* Close the bell. */
 void tp_bell_close(tp_t *tp);
@@ -365,6 +380,8 @@ void tp_bell_close(tp_t *tp);
  * reads holds a record. */
 void tp_shm_sleeping(struct tp_shm *s, uint32_t v);
 int tp_shm_ready(const struct tp_shm *s);
+/* This process's `sleeping` word in the node segment (the futex a ring-only sleeper waits on). */
+uint32_t *tp_shm_bell_word(struct tp_shm *s);
 void tp_shmx_sleeping(struct tp_shmx *x, uint32_t v);
 int tp_shmx_ready(const struct tp_shmx *x);
 /* The listener's and every connection's fd into pfd (room for max): the count. */

@@ -533,6 +533,11 @@ void tp_shm_sleeping(struct tp_shm *s, uint32_t v)
 		__atomic_store_n(&s->bells[s->me].sleeping, v, __ATOMIC_RELAXED);
 }
 
+uint32_t *tp_shm_bell_word(struct tp_shm *s)
+{
+	return &s->bells[s->me].sleeping;
+}
+
 int tp_shm_ready(const struct tp_shm *s)
 {
 	for (int k = 0; s && s->rx && k < s->npeers; k++)

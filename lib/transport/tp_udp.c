@@ -288,6 +288,28 @@ int tp_udp_poll(struct tp_udp *u)
 	return n;
 }
 
+int tp_udp_sleep_fds(struct tp_udp *u, struct pollfd *pfd, int max, uint64_t *timeout_us)
+{
+	uint64_t now = tp_now_us();
+
+	if (u->ndq) /* datagrams the fault injector holds back go out on time */
+		return -1;
+	for (int ai = 0; ai < u->nact; ai++) /* an ack owed goes out on the next poll */
+		if (u->p[u->act[ai]].ack_due)
+			return -1;
+	if (u->reliable) {
+		if (u->next_timer <= now)
+			return -1;
+		if (u->next_timer - now < *timeout_us)
+			*timeout_us = u->next_timer - now;
+	}
+	if (u->nl > max)
+		return u->nl;
+	for (int i = 0; i < u->nl; i++)
+		pfd[i] = (struct pollfd){.fd = u->l[i].fd, .events = POLLIN};
+	return u->nl;
+}
+
 int tp_udp_busy(const struct tp_udp *u)
 {
 	return u->nwait;

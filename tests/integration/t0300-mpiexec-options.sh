@@ -70,7 +70,7 @@ out=$(lkx -n 2 --bind-to core sh -c 'echo $PMI_RANK $(awk "/^Cpus_allowed_list/ 
 first=$(taskset -c -p $$ | sed 's/.*: //' | cut -d, -f1 | cut -d- -f1)
 like "$out" "^0 $first$" "--bind-to core: rank 0 on the first usable CPU"
 is "$(printf '%s\n' "$out" | awk '{print $2}' | sort -u | wc -l)" "$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)" "--bind-to core: ranks on different CPUs"
-err=$(lkx --bind-to socket -n 1 true 2>&1); is "$?" 100 "--bind-to with an unknown kind is a usage error"
+err=$(lkx --bind-to mainboard -n 1 true 2>&1); is "$?" 100 "--bind-to with an unknown kind is a usage error"
 out=$(ulimit -Sn 256 && lkx -n 120 sh -c 'ulimit -n' | sort | uniq -c | awk '{print $1, $2}')
 is "$out" "120 256" "120 ranks (360 agent fds) start under a soft fd limit of 256, and keep that limit"
 is "$(ls "$LAMKIT_TMPDIR/lamkit-$(id -u)")" "" "no session directory left"

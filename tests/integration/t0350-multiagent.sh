@@ -47,7 +47,7 @@ is "$rc" 100 "without a universe, -hosts may only name this host"
 like "$err" "host 'nosuch' is not in the universe \(nodes: $host\)" "and says so"
 is "$(lkx -hosts "localhost,$host" -n 1 echo ok)" "ok" "this host and localhost are fine"
 err=$(lkx --local-agents 2 -ppn 1 --map-by node -n 2 true 2>&1); is "$?" 100 "-ppn with --map-by node is a usage error"
-err=$(lkx --map-by socket -n 1 true 2>&1); is "$?" 100 "--map-by with an unknown kind is a usage error"
+err=$(lkx --map-by rack -n 1 true 2>&1); is "$?" 100 "--map-by with an unknown kind is a usage error"
 
 # MPICH programs across agents (MPICH reads the placement from PMI_process_mapping)
 for opt in "--local-agents 2:2" "--local-agents 3 -ppn 1" "--local-agents 2 --map-by node"; do

@@ -50,6 +50,18 @@ t.is({ s.nodes[11].host, s.nodes[12].host, s.nodes[12].cpu }, { "r1", "r2", 3 },
   "nodes with a host list")
 t.ok(S.given(s.nodes[1], "cpu") and not S.given(s.nodes[10], "cpu"), "given() tells set keys")
 
+-- a node's slots from its shape (Slurm's names), cpu winning when both are given
+local sh = S.load(w("shape.lua", [[
+node "s1" { sockets = 2, cores_per_socket = 8, threads_per_core = 2 }
+node "s2" { sockets = 2, cores_per_socket = 4 }
+node "s3" { sockets = 2, cores_per_socket = 8, cpu = 12 }
+]]))
+t.is({ sh.nodes[1].cpu, sh.nodes[2].cpu, sh.nodes[3].cpu }, { 32, 8, 12 },
+  "slots from sockets x cores_per_socket x threads_per_core unless cpu is given")
+t.ok(not S.given(sh.nodes[1], "cpu"), "slots from the shape do not count as cpu given")
+bad("shape.lua", 'node "s" { sockets = 0 }\n', "1: node 's': sockets must be a positive integer, not 0",
+  "a bad shape key")
+
 local d = S.load(w("defaults.lua", [[
 defaults = { cpu = 2, user = "bob", schedule = false }
 node "a" { cpu = 4 }

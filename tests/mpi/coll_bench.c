@@ -6,17 +6,18 @@
 #include <string.h>
 
 /*
- * argv: [-m minbytes] [-M maxbytes] [-s scale]
- *   sizes: doubling from minbytes (default 8) to maxbytes (default 1048576): the buffer of a
- *   bcast, the vector of doubles (size/8 of them) a reduce (to rank 0) or an allreduce sums,
- *   the whole result of an allgather and what each rank sends in all of an alltoall (size/ranks
- *   bytes per rank; rows where that is under one byte are left out); scale multiplies iteration
- *   counts (default 1.0).
+ * argv: [-m minbytes] [-M maxbytes] [-S size,size,...] [-P] [-s scale]
+ *   sizes: doubling from minbytes (default 8) to maxbytes (default 1048576), or the list of -S:
+ *   the buffer of a bcast, the vector of doubles (size/8 of them) a reduce (to rank 0) or an
+ *   allreduce sums, the whole result of an allgather and what each rank sends in all of an
+ *   alltoall (size/ranks bytes per rank; rows where that is under one byte are left out), or
+ *   with -P what each rank contributes to an allgather and sends to each rank in an alltoall
+ *   (the OSU benchmarks' sizes; 0 too); scale multiplies iteration counts (default 1.0).
  * Rank 0 prints '#' comment lines, then rows "op bytes us_per_op" where us_per_op is the mean
  * time per call of the slowest rank: one "barrier 0 T" row, then "bcast S T", "reduce S T",
  * "allreduce S T", "allgather S T" and "alltoall S T" rows for every size. Exits 0.
  */
-static int g_rank, g_size;
+static int g_rank, g_size, g_per_rank;
 
 enum op { OP_BARRIER, OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, OP_ALLTOALL };
 static const char *const op_name[] = {"barrier",   "bcast",     "reduce",
@@ -35,7 +36,7 @@ static long iters_for(long bytes, double scale)
 static double run(enum op op, long bytes, long warm, long iters, double *sb, double *rb)
 {
 	double t0 = 0;
-	int cnt = (int)(bytes / 8), blk = (int)(bytes / g_size);
+	int cnt = (int)(bytes / 8), blk = (int)(g_per_rank ? bytes : bytes / g_size);
 	for (long i = -warm; i < iters; i++) {
 		if (i == 0) {
 			MPI_Barrier(MPI_COMM_WORLD);
@@ -78,29 +79,44 @@ static double timed(enum op op, long bytes, long iters, double *sb, double *rb)
 int main(int argc, char **argv)
 {
 	int nranks;
-	long minb = 8, maxb = 1L << 20;
+	long minb = 8, maxb = 1L << 20, list[64];
+	int nlist = 0;
 	double scale = 1.0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	g_size = nranks;
-	for (int i = 1; i + 1 < argc; i += 2) {
+	for (int i = 1; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : "";
+		if (!strcmp(argv[i], "-P")) {
+			g_per_rank = 1;
+			continue;
+		}
 		if (!strcmp(argv[i], "-m"))
-			minb = atol(argv[i + 1]);
+			minb = atol(v);
 		else if (!strcmp(argv[i], "-M"))
-			maxb = atol(argv[i + 1]);
+			maxb = atol(v);
 		else if (!strcmp(argv[i], "-s"))
-			scale = atof(argv[i + 1]);
+			scale = atof(v);
+		else if (!strcmp(argv[i], "-S"))
+			for (char *t = strtok(argv[i + 1], ","); t && nlist < 64;
+			     t = strtok(NULL, ","))
+				list[nlist++] = atol(t);
+		i++;
 	}
+	for (int k = 0; k < nlist; k++) /* the largest size listed sizes the buffers */
+		if (k == 0 || list[k] > maxb)
+			maxb = list[k] > 8 ? list[k] : 8;
 	if (minb < 8)
 		minb = 8;
 	if (maxb < minb || maxb > (1L << 30))
 		maxb = 1L << 20;
-	double *sb = malloc((size_t)maxb), *rb = malloc((size_t)maxb);
+	long bufb = g_per_rank ? maxb * nranks : maxb;
+	double *sb = malloc((size_t)bufb), *rb = malloc((size_t)bufb);
 	if (!sb || !rb)
 		MPI_Abort(MPI_COMM_WORLD, 2);
-	for (long i = 0; i < maxb / 8; i++) {
+	for (long i = 0; i < bufb / 8; i++) {
 		sb[i] = g_rank + i * 0.5;
 		rb[i] = 0;
 	}
@@ -111,9 +127,14 @@ int main(int argc, char **argv)
 	double t = timed(OP_BARRIER, 0, iters_for(0, scale), sb, rb);
 	if (g_rank == 0)
 		printf("barrier 0 %.3f\n", t);
-	for (long b = minb; b <= maxb; b *= 2) {
+	for (int k = 0; nlist ? k < nlist : 1; k++) {
+		long b = nlist ? list[k] : minb << k;
+		if (!nlist && b > maxb)
+			break;
 		for (int op = OP_BCAST; op <= OP_ALLTOALL; op++) {
-			if ((op == OP_ALLGATHER || op == OP_ALLTOALL) && b < nranks)
+			if ((op == OP_ALLGATHER || op == OP_ALLTOALL) && b < nranks && !g_per_rank)
+				continue;
+			if (op < OP_ALLGATHER && b < 8)
 				continue;
 			t = timed((enum op)op, b, iters_for(b, scale), sb, rb);
 			if (g_rank == 0) {

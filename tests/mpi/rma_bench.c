@@ -15,6 +15,9 @@
  *   put_flush_busy 8: as put_flush, but the target computes without calling MPI (until the
  *     origin's last put sets a flag in its window, at most 3 s): passive-target progress;
  *     the time a target without it takes is then about 3 s / iterations;
+ *   wc_put_flush / wc_get_flush 65536 .. 4194304: put_flush and get_flush on a window of
+ *     MPI_Win_create (user memory), and wc_put_all: every rank puts that much to every other
+ *     rank, MPI_Win_flush_all once per round (us per round, the slowest rank);
  *   iallreduce 8192 (doubles, all ranks): "ar" the collective alone, "compute" the loop alone,
  *     "overlap" MPI_Iallreduce, the compute loop with an MPI_Test every 1/16 of it, MPI_Wait.
  * Exits 0.
@@ -59,6 +62,46 @@ static double rma_rows(MPI_Win win, char *buf, int rank, const char *op, int byt
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	return t;
+}
+
+/* Windows of MPI_Win_create on user memory: rank 0 puts or gets `bytes` to rank 1 with a flush
+ * per operation ("wc_put_flush", "wc_get_flush"), or every rank puts `bytes` to every other
+ * under MPI_Win_lock_all with one MPI_Win_flush_all per round ("wc_put_all": us per round, the
+ * slowest rank's). */
+static void create_rows(int rank, int size, double scale)
+{
+	const int max = 4 << 20;
+	char *mem = calloc(1, (size_t)max), *buf = malloc((size_t)max);
+	MPI_Win win;
+
+	memset(buf, rank + 1, (size_t)max);
+	MPI_Win_create(mem, max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	for (int bytes = 64 << 10; bytes <= max; bytes *= 4) {
+		long it = (long)((double)(256 << 20) / bytes * scale) + 5;
+		double tp = rma_rows(win, buf, rank, "put_flush", bytes, it);
+		double tg = rma_rows(win, buf, rank, "get_flush", bytes, it);
+		double t0 = 0, mine, worst = 0;
+		MPI_Win_lock_all(0, win);
+		for (long i = -it / 10 - 1; i < it / 4 + 1; i++) {
+			if (i == 0) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				t0 = MPI_Wtime();
+			}
+			for (int k = 1; k < size; k++)
+				MPI_Put(buf, bytes, MPI_BYTE, (rank + k) % size, 0, bytes, MPI_BYTE,
+				        win);
+			MPI_Win_flush_all(win);
+		}
+		mine = (MPI_Wtime() - t0) * 1e6 / (double)(it / 4 + 1);
+		MPI_Win_unlock_all(win);
+		MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+		if (rank == 0)
+			printf("wc_put_flush %d %.3f\nwc_get_flush %d %.3f\nwc_put_all %d %.3f\n",
+			       bytes, tp, bytes, tg, bytes, worst);
+	}
+	MPI_Win_free(&win);
+	free(mem);
+	free(buf);
 }
 
 static double ar_row(double *a, double *b, int n, long work, int mode, long iters)
@@ -169,6 +212,7 @@ int main(int argc, char **argv)
 			printf("put_fence 8 %.3f\nget_fence 8 %.3f\n", tp, tg);
 	}
 	MPI_Win_free(&win);
+	create_rows(rank, size, scale);
 	a = calloc((size_t)n, sizeof(double));
 	b = calloc((size_t)n, sizeof(double));
 	iters = (long)(200 * scale) + 5;
