@@ -316,6 +316,13 @@ int cmd_boot(int argc, char **argv)
 	u.schema = abs ? abs : strdup(str_field(L, res, "file"));
 	if (*str_field(L, res, "transport"))
 		u.transport = strdup(str_field(L, res, "transport"));
+	lua_getfield(L, res, "watch_off");
+	u.watch_off = lua_toboolean(L, -1);
+	lua_getfield(L, res, "watch_interval");
+	lua_getfield(L, res, "watch_timeout");
+	u.watch_interval_ms = (int)(lua_tonumber(L, -2) * 1000);
+	u.watch_timeout_ms = (int)(lua_tonumber(L, -1) * 1000);
+	lua_pop(L, 3);
 	u.booted = (int64_t)time(NULL);
 	if (u.nnodes == 0 || boot_universe_save(&u, path, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit boot: %s\n", u.nnodes ? err : "no node came up");

@@ -67,6 +67,11 @@ static const char usage[] =
     "                       tcp connections, large messages striped), or without shm+\n"
     "                       the same between every pair of ranks, one node too. Default: the\n"
     "                       universe schema's transport setting, else auto\n"
+    "  --on-node-failure abort|continue   in a universe, when a node of the job fails (its\n"
+    "                       agent dies, hangs or is cut off): abort (the default) ends the job;\n"
+    "                       continue lets the ranks on the other nodes go on, tells them which\n"
+    "                       ranks were lost (PMI_dead_processes; lamkit's MPI returns\n"
+    "                       MPI_ERR_PROC_FAILED for operations with them)\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
@@ -75,7 +80,8 @@ static const char usage[] =
     "signal N, the code given to MPI_Abort, 124 for --timeout, 127/126 for a program that\n"
     "cannot be started, 128+N when mpiexec itself got signal N, 111 when an agent of the job\n"
     "cannot be reached or goes away. A rank that fails before it finalized (MPI_Finalize) ends\n"
-    "the job at once; after it, the other ranks finish first.\n";
+    "the job at once; after it, the other ranks finish first. Nodes the universe's watch has\n"
+    "declared down take no ranks (one line names them); -hosts naming one is an error.\n";
 
 struct app_opts {
 	struct boot_app app;
@@ -93,6 +99,7 @@ struct opts {
 	char *genvlist;
 	int ppn, tag, timeout, grace, verbose, pmi_port, mpi_kind, bind;
 	int by_node, local, local_agents, local_slots;
+	int on_node_failure, per_node;
 	char *hosts;
 	char *wdir;
 	int singinit_port;
@@ -235,6 +242,17 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			o->hosts = VAL();
 		} else if (is(n, "local")) {
 			o->local = 1;
+		} else if (is(n, "on-node-failure")) {
+			NEED(1);
+			const char *k = VAL();
+			o->on_node_failure = is(k, "abort")      ? BOOT_NODEFAIL_ABORT
+			                     : is(k, "continue") ? BOOT_NODEFAIL_CONTINUE
+			                                         : -1;
+			if (o->on_node_failure < 0)
+				rc = cmd_usage_error(
+				    "mpiexec", "--on-node-failure: abort or continue, not '%s'", k);
+		} else if (is(n, "per-node")) { /* lamkit exec: one rank per node up */
+			o->per_node = 1;
 		} else if (is(n, "local-agents")) { /* testing aid: K[:SLOTS] forked agents */
 			NEED(1);
 			const char *k = VAL();
@@ -600,6 +618,7 @@ int cmd_mpiexec(int argc, char **argv)
 	struct opts o = {.grace = 3000};
 	struct boot_jobspec js = {0};
 	struct boot_universe u = {0};
+	struct boot_wsummary view = {0};
 	struct boot_place_node *nodes = NULL;
 	char err[1024];
 	const char *s;
@@ -644,7 +663,21 @@ int cmd_mpiexec(int argc, char **argv)
 		nodes = boot_universe_place_nodes(&u);
 		nnodes = u.nnodes;
 		js.jobid = new_jobid();
+		/* no -n: as many ranks as the nodes up have slots; the watch's view says which */
+		int any_default = o.per_node;
+		for (int a = 0; a < o.napps; a++)
+			any_default |= !o.apps[a].n_given;
+		if (nodes && any_default && !u.watch_off &&
+		    boot_universe_view(&u, 5000, &view) == 0 &&
+		    boot_universe_place_up(&u, &view, nodes, o.hosts, err, sizeof err) < 0) {
+			fprintf(stderr, "lamkit mpiexec: %s\n", err);
+			rc = CORE_EXIT_USAGE;
+			goto out;
+		}
 	}
+	if (o.per_node && nodes) /* one rank per node that takes ranks: count them as slots */
+		for (int k = 0; k < nnodes; k++)
+			nodes[k].cpus = 1;
 	if (mode != RUN_LOCAL &&
 	    (slots = nodes ? boot_place_slots(nodes, nnodes, o.hosts, err, sizeof err)
 	                   : core_errprintf(err, sizeof err, "out of memory")) < 0) {
@@ -673,7 +706,9 @@ int cmd_mpiexec(int argc, char **argv)
 	                           .timeout_s = o.timeout,
 	                           .kill_grace_ms = o.grace,
 	                           .verbose = o.verbose,
-	                           .singinit_fd = -1};
+	                           .singinit_fd = -1,
+	                           .on_node_failure = o.on_node_failure,
+	                           .view = &view};
 	struct boot_place_opts po = {.ppn = o.ppn, .by_node = o.by_node, .hosts = o.hosts};
 	if (o.singinit_port) {
 		ro.singinit_fd = singinit_connect(o.singinit_port, err, sizeof err);
@@ -692,6 +727,7 @@ int cmd_mpiexec(int argc, char **argv)
 		rc = boot_run_local(&ro);
 out:
 	free(nodes);
+	boot_wsummary_free(&view);
 	boot_universe_free(&u);
 	free_job(&o, &js);
 	return rc;

@@ -376,6 +376,11 @@ static void hello(struct agent *a, const char *d, size_t len)
 
 	if (r.err)
 		return;
+	core_r_u32(&r); /* cpus */
+	if (c->u && version == BOOT_PROTO_VERSION) {
+		a->hello = 1;
+		boot_ctl_view(a, &r); /* the watch's view; starts the agents once it holds */
+	}
 	if (c->host_from_hello)
 		snprintf(a->host, sizeof a->host, "%s", host);
 	if (c->o->verbose)
@@ -395,8 +400,15 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 	struct core_rbuf r = {.p = d, .len = len};
 	uint32_t jobid = core_r_u32(&r);
 
+	a->heard = core_now_ms();
 	if (type == BOOT_MSG_HELLO) {
 		hello(a, d, len);
+		return;
+	}
+	if (type == BOOT_MSG_VIEW_DOWN) {
+		struct core_rbuf v = {.p = d, .len = len};
+		if (c->u)
+			boot_ctl_view(a, &v);
 		return;
 	}
 	if (type == BOOT_MSG_IO_PIPE) { /* its fd is taken even if the frame is not ours */
@@ -499,28 +511,43 @@ void boot_ctl_unreachable(struct agent *a, const char *why)
 	    a->where, why);
 }
 
+void boot_ctl_lose(struct agent *a, const char *why)
+{
+	struct ctl *c = a->c, *rt = boot_ctl_root(c);
+
+	if (!c->killed && !rt->failed && !rt->killed) /* not a consequence of ending the job */
+		boot_ctl_msg(c, "%sthe agent on %s %s; job ended", c->label, a->host, why);
+	if (!rt->failed && !rt->late)
+		rt->exit_code = CORE_EXIT_SYSTEM;
+	rt->failed = 1;
+	agent_gone(a);
+	kill_job(c); /* the others' ranks cannot go on without these */
+	check_over(c);
+}
+
 static void on_close(boot_link_t *l, int err, const char *why, void *arg)
 {
 	struct agent *a = arg;
 	struct ctl *c = a->c;
+	char what[300];
 
 	if (a->done) {
 		agent_gone(a);
 		return;
 	}
+	if (!a->started && c->u) { /* down already? the watch's view tells */
+		boot_ctl_early_failure(a, boot_ctl_after_peer(why, a->where));
+		return;
+	}
 	if (!a->started) { /* the connection or its handshake failed */
 		boot_ctl_unreachable(a, boot_ctl_after_peer(why, a->where));
-	} else {
-		struct ctl *rt = boot_ctl_root(c);
-		boot_ctl_msg(c, "%sthe agent on %s went away%s%s; job ended", c->label, a->host,
-		             err ? ": " : "", err ? strerror(err) : "");
-		if (!rt->failed && !rt->late)
-			rt->exit_code = CORE_EXIT_SYSTEM;
-		rt->failed = 1;
+		agent_gone(a);
+		kill_job(c);
+		check_over(c);
+		return;
 	}
-	agent_gone(a);
-	kill_job(c); /* the others' ranks cannot go on without these */
-	check_over(c);
+	snprintf(what, sizeof what, "went away%s%s", err ? ": " : "", err ? strerror(err) : "");
+	boot_ctl_node_failed(a, what);
 }
 
 /* Send the agent its part of the job. */
@@ -530,6 +557,16 @@ void boot_ctl_start_agent(struct agent *a)
 	struct boot_jobspec js = *c->o->js;
 	struct core_wbuf w = {0};
 
+	char head[300];
+	if (c->u) { /* the name service: the first node up */
+		for (int i = 0; i < c->u->nnodes; i++)
+			if (!boot_wsummary_find(&boot_ctl_root(c)->view, c->u->nodes[i].index)) {
+				snprintf(head, sizeof head, "%s:%d", c->u->nodes[i].addr,
+				         c->u->nodes[i].port);
+				js.names_at = head;
+				break;
+			}
+	}
 	if (c->placed) {
 		js.ranks = a->ranks;
 		js.nranks = a->nranks;
@@ -549,6 +586,11 @@ void boot_ctl_start_agent(struct agent *a)
 	}
 	core_w_free(&w);
 	a->started = 1;
+	if (c->u) {
+		c->sent_any = 1;
+		a->heard = core_now_ms();
+		boot_ctl_keepalive(c);
+	}
 	if (a == &c->ag[0] && c->parent) /* spawned ranks read no stdin (Hydra's too) */
 		send_u32(a, BOOT_MSG_STDIN, 0, NULL);
 	else if (a == &c->ag[0] && c->o->singinit_fd < 0)
@@ -561,7 +603,7 @@ static void on_ready(boot_link_t *l, void *arg)
 
 	if (a->c->killed)
 		agent_gone(a);
-	else
+	else if (!a->c->u) /* a universe's agent starts at its HELLO, once the view holds */
 		boot_ctl_start_agent(a);
 	check_over(a->c);
 }
@@ -681,6 +723,13 @@ int boot_ctl_end(struct ctl *c)
 	free(c->ag);
 	free(c->mapping);
 	free(c->kvs);
+	if (c->view_timer)
+		core_ev_timer_cancel(c->ev, c->view_timer);
+	if (c->ka_timer)
+		core_ev_timer_cancel(c->ev, c->ka_timer);
+	boot_link_destroy(c->vlink);
+	free(c->hosts_copy);
+	boot_wsummary_free(&c->view);
 	boot_outbuf_destroy(c->out);
 	free(c->pids);
 	if (c->parent) { /* the loop is the family's */
