@@ -554,7 +554,9 @@ static int ctx_agent_args(lua_State *L)
 		                                : s->o.purge ? "--purge"
 		                                             : NULL;
 	else if (s->foreground)
-		extra[0] = "--foreground";
+		extra[0] = "--foreground", extra[1] = s->o.replace ? "--replace" : NULL;
+	else if (s->o.replace)
+		extra[0] = "--replace";
 	for (int e = 0; e < 3 && extra[e]; e++) {
 		lua_pushstring(L, extra[e]);
 		lua_rawseti(L, -2, k++);

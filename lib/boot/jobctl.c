@@ -480,6 +480,9 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 	case BOOT_MSG_STDIN_ACK:
 		stdin_ack(c, core_r_u32(&r));
 		break;
+	case BOOT_MSG_FENCE_LOST:
+		boot_ctl_fence_lost(a, core_r_str(&r));
+		break;
 	case BOOT_MSG_FENCE_UP:
 		fence_up(a, &r);
 		break;
@@ -711,6 +714,8 @@ int boot_ctl_end(struct ctl *c)
 	c->subs = NULL;
 	c->nsubs = 0;
 	for (int i = 0; c->ag && i < c->nag; i++) {
+		if (c->ag[i].lost_timer)
+			core_ev_timer_cancel(c->ev, c->ag[i].lost_timer);
 		boot_link_destroy(c->ag[i].link);
 		c->ag[i].link = NULL;
 		if (c->ag[i].fd >= 0)

@@ -30,10 +30,12 @@ struct agent {
 	int ran;               /* sent STARTED: its ranks are forked */
 	char fence_parent[80]; /* universe jobs: "addr:port" of its parent in the fence tree */
 	int fence_children;
-	int hello;       /* universe: its HELLO came (with the watch's view) */
-	int64_t heard;   /* universe: when a frame last came from it (monotonic ms) */
-	int lost;        /* --on-node-failure continue: its node failed, its ranks are lost */
-	char early[300]; /* universe: why its link failed before the view came */
+	int hello;          /* universe: its HELLO came (with the watch's view) */
+	int64_t heard;      /* universe: when a frame last came from it (monotonic ms) */
+	int lost;           /* --on-node-failure continue: its node failed, its ranks are lost */
+	char early[300];    /* universe: why its link failed before the view came */
+	int64_t lost_timer; /* its fence parent's link broke: whose failure, decided then */
+	char lost_why[300];
 };
 
 struct ctl {
@@ -131,6 +133,9 @@ void boot_ctl_view(struct agent *a, struct core_rbuf *r);
 void boot_ctl_node_failed(struct agent *a, const char *why);
 /* Universe: a's link failed before its part started: place again, learn the view, or fail. */
 void boot_ctl_early_failure(struct agent *a, const char *why);
+/* Agent a lost the link to its parent in the job's fence tree: a consequence when the parent
+ * fails (its own failure says so), else after a grace the job's failure. */
+void boot_ctl_fence_lost(struct agent *a, const char *why);
 /* Universe: start the keepalive on the agents' links. */
 void boot_ctl_keepalive(struct ctl *c);
 /* Universe: take the nodes down in the view out of nodes (u->nnodes entries), keeping p (a

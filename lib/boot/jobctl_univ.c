@@ -364,6 +364,30 @@ void boot_ctl_keepalive(struct ctl *c)
 	c->ka_timer = core_ev_timer(c->ev, c->ka_interval / 2, ka_tick, c);
 }
 
+static void on_fence_lost(core_ev_t *ev, void *arg)
+{
+	struct agent *a = arg;
+	struct ctl *c = a->c;
+	int i = (int)(a - c->ag), p = (i - 1) / BOOT_FENCE_FANOUT;
+
+	a->lost_timer = 0;
+	if (i > 0 && p < c->nag && !c->ag[p].done && !c->ag[p].lost && !a->done)
+		boot_ctl_fail(c, CORE_EXIT_SYSTEM,
+		              "the agent on %s lost its link to the agent on %s (the job's fence "
+		              "tree): %s",
+		              a->host, c->ag[p].host, a->lost_why);
+}
+
+void boot_ctl_fence_lost(struct agent *a, const char *why)
+{
+	if (a->lost_timer)
+		return;
+	snprintf(a->lost_why, sizeof a->lost_why, "%s", why ? why : "");
+	/* the parent's own link (or the watch) tells within moments when it is the parent that
+	 * failed: then that failure is the job's, and this one a consequence */
+	a->lost_timer = core_ev_timer(a->c->ev, 1000, on_fence_lost, a);
+}
+
 void boot_ctl_node_failed(struct agent *a, const char *why)
 {
 	if (a->done || a->lost)

@@ -67,6 +67,8 @@ enum boot_msg {
 	BOOT_MSG_WATCH_PROBE = 52,   /* A->A: u32 node, i64 inc, u32 role, u32 head, u32 term */
 	BOOT_MSG_WATCH_STATUS = 53,  /* A->A: the same fields, the answer to PROBE */
 	BOOT_MSG_VIEW_DOWN = 54,     /* A->C: the view's summary (boot_wsummary_encode), changed */
+	BOOT_MSG_FENCE_LOST = 55,    /* A->M: u32 jobid, str why: the link to its fence parent
+	                                broke (the controller decides whose failure that is) */
 };
 
 /* What RANK_EXIT says about the rank's PMI session. */

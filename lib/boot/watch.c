@@ -735,15 +735,18 @@ static void l_frame(boot_link_t *l, unsigned type, const char *d, size_t len, vo
 	boot_watch_t *w = k->w;
 	struct core_rbuf r = {.p = d, .len = len};
 
-	if (k->dead || w->role == R_GONE)
+	if (w->role == R_GONE)
+		return;
+	if (type == BOOT_MSG_WATCH_DOWN) { /* whatever the link was for: final */
+		down_me(w, &r);
+		return;
+	}
+	if (k->dead)
 		return;
 	k->heard = now_ms();
 	if (k->kind == L_MEMBER && w->nsus)
 		unsuspect(w, k->node);
 	switch (type) {
-	case BOOT_MSG_WATCH_DOWN:
-		down_me(w, &r);
-		return;
 	case BOOT_MSG_WATCH_VIEW:
 		if (k->kind == L_SEEK && w->head == k && w->role == R_SEEK) {
 			k->kind = L_HEAD;
