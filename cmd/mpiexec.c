@@ -697,6 +697,11 @@ int cmd_mpiexec(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (mode == RUN_UNIVERSE && o.on_node_failure == BOOT_NODEFAIL_CONTINUE &&
+	    add_kv(&o.genv, &o.ngenv, "LAMKIT_FT", "1") < 0) { /* lamkit's MPI survives failures */
+		rc = CORE_EXIT_SYSTEM;
+		goto out;
+	}
 	if (build_job(&o, &js, slots, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit mpiexec: %s\n", err);
 		rc = CORE_EXIT_SYSTEM;

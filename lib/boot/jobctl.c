@@ -322,7 +322,7 @@ static void fence_up(struct agent *a, struct core_rbuf *r)
 		memcpy(c->kvs + c->kvslen, core_r_bytes(r, n), n);
 	c->kvslen += n;
 	a->fence_up = 1;
-	if (++c->nup == c->nag) /* every agent's ranks are in: the KVS is complete */
+	if (++c->nup == c->nag - c->nlost) /* every agent's ranks are in: the KVS is complete */
 		fence_down(c);
 }
 
@@ -512,6 +512,76 @@ void boot_ctl_unreachable(struct agent *a, const char *why)
 	    "cannot reach the agent on %s: %s; is the universe up? ('lamkit nodes' shows it, "
 	    "'lamkit wipe' cleans up)",
 	    a->where, why);
+}
+
+/* "2,3,6-7": the ranks of every agent lost so far, ascending, runs of 3 or more as ranges. */
+static char *lost_ranks(struct ctl *c)
+{
+	char *lost = calloc((size_t)c->o->js->size + 1, 1), *out;
+	size_t cap = 64, n = 0;
+
+	out = malloc(cap);
+	if (!lost || !out) {
+		free(lost);
+		free(out);
+		return NULL;
+	}
+	out[0] = '\0';
+	for (int i = 0; i < c->nag; i++)
+		for (int k = 0; c->ag[i].lost && k < c->ag[i].nranks; k++)
+			lost[c->ag[i].ranks[k]] = 1;
+	for (int r = 0; r < c->o->js->size; r++) {
+		if (!lost[r])
+			continue;
+		int e = r;
+		while (e + 1 < c->o->js->size && lost[e + 1])
+			e++;
+		if (n + 32 > cap) {
+			char *nb = realloc(out, cap *= 2);
+			if (!nb)
+				break;
+			out = nb;
+		}
+		n += (size_t)snprintf(out + n, cap - n, e >= r + 2 ? "%s%d-%d" : "%s%d",
+		                      n ? "," : "", r, e);
+		if (e == r + 1)
+			n += (size_t)snprintf(out + n, cap - n, ",%d", e);
+		r = e;
+	}
+	free(lost);
+	return out;
+}
+
+void boot_ctl_continue_without(struct agent *a, const char *why)
+{
+	struct ctl *c = a->c;
+	char *list;
+
+	a->lost = 1;
+	c->nlost++;
+	list = lost_ranks(c);
+	boot_ctl_msg(c,
+	             "%sthe agent on %s %s; its %d rank(s) are lost (ranks lost so far: %s), the "
+	             "job goes on (--on-node-failure continue)",
+	             c->label, a->host, why, a->nranks, list ? list : "?");
+	agent_gone(a);
+	for (int i = 0; list && i < c->nag; i++) {
+		struct agent *o = &c->ag[i];
+		struct core_wbuf w = {0};
+		if (o->done || !o->link || !o->started)
+			continue;
+		core_w_u32(&w, c->o->js->jobid);
+		core_w_str(&w, list);
+		boot_link_send(o->link, BOOT_MSG_PROC_FAILED, w.p, w.len, NULL, 0);
+		core_w_free(&w);
+	}
+	free(list);
+	if (c->nlost == c->nag) { /* nobody is left to go on */
+		boot_ctl_fail(c, CORE_EXIT_SYSTEM, "every node of the job failed");
+	} else if (c->nup && c->nup == c->nag - c->nlost) {
+		fence_down(c); /* the others were waiting for it in a fence */
+	}
+	check_over(c);
 }
 
 void boot_ctl_lose(struct agent *a, const char *why)

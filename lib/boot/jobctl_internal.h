@@ -91,6 +91,7 @@ struct ctl {
 	int64_t view_timer, ka_timer;
 	int ka_interval, ka_timeout;
 	char *hosts_copy;
+	int nlost; /* --on-node-failure continue: agents whose node failed */
 };
 
 /* One line "lamkit mpiexec: ..." on stderr. */
@@ -147,6 +148,9 @@ void boot_ctl_universe_connected(struct ctl *c);
 /* Agent a is gone while its part ran (why: one line after "the agent on HOST"): the job ends
  * with 111 unless an earlier failure decided it. */
 void boot_ctl_lose(struct agent *a, const char *why);
+/* --on-node-failure continue: agent a's node failed (why as above): its ranks are lost, the
+ * others are told (PROC_FAILED: PMI_dead_processes) and go on; fences count the others. */
+void boot_ctl_continue_without(struct agent *a, const char *why);
 
 /* jobctl_io.c: an IO_PIPE frame from agent a (r after the jobid) brought fd, the read end of
  * a rank's stdout or stderr: read it here until EOF, then tell the agent (IO_EOF). fd < 0:

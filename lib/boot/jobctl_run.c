@@ -309,7 +309,10 @@ static int start_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes
 	}
 	/* universe jobs fence over a k-ary tree of their agents (position 0 = rank 0's agent is
 	 * the root): no central merge, the controller sees no FENCE_UP */
-	for (int i = 0; u && c->nag > 1 && i < c->nag; i++) {
+	/* --on-node-failure continue: the controller merges (a star), so that a failed agent never
+	 * holds up the fences of the others */
+	int tree = boot_ctl_root(c)->o->on_node_failure != BOOT_NODEFAIL_CONTINUE;
+	for (int i = 0; u && tree && c->nag > 1 && i < c->nag; i++) {
 		struct agent *a = &c->ag[i];
 		if (i > 0) {
 			const struct boot_unode *pn =

@@ -390,9 +390,15 @@ void boot_ctl_fence_lost(struct agent *a, const char *why)
 
 void boot_ctl_node_failed(struct agent *a, const char *why)
 {
+	struct ctl *c = a->c, *rt = boot_ctl_root(c);
+
 	if (a->done || a->lost)
 		return;
-	boot_ctl_lose(a, why);
+	if (rt->o->on_node_failure == BOOT_NODEFAIL_CONTINUE && c->sent_any > 0 && !c->killed &&
+	    !rt->failed && !rt->killed)
+		boot_ctl_continue_without(a, why);
+	else
+		boot_ctl_lose(a, why);
 }
 
 /* ====} */

@@ -69,6 +69,8 @@ enum boot_msg {
 	BOOT_MSG_VIEW_DOWN = 54,     /* A->C: the view's summary (boot_wsummary_encode), changed */
 	BOOT_MSG_FENCE_LOST = 55,    /* A->M: u32 jobid, str why: the link to its fence parent
 	                                broke (the controller decides whose failure that is) */
+	BOOT_MSG_PROC_FAILED = 56,   /* M->A: u32 jobid, str ranks lost so far ("2,3,6-7"):
+	                                --on-node-failure continue, PMI_dead_processes */
 };
 
 /* What RANK_EXIT says about the rank's PMI session. */

@@ -72,6 +72,7 @@ struct tp {
 	/* doorbell (tp_bell.c): a datagram socket a sleeping process waits on, opened when first
 	 * needed, the poll set of tp_sleep, and counters for LAMKIT_TP_STATS */
 	int bell_fd;
+	uint8_t *gone; /* per job rank: forgotten (tp_forget), NULL until the first */
 	struct pollfd *sleep_pfd;
 	int sleep_cap;
 	unsigned long long nsleep, nsleep_timeout, nbell;
@@ -187,6 +188,8 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 int tp_tcp_poll(struct tp_tcp *t);
 /* Fragments still queued on the tcp path. */
 int tp_tcp_busy(const struct tp_tcp *t);
+/* tp_forget on tcp: drop the queue to peer (ops.sent for referenced payloads), close. */
+void tp_tcp_forget(struct tp_tcp *t, int peer);
 /* Whether fragments to peer are still queued on tcp (not yet handed to the kernel). */
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
 /* Largest fragment the tcp path is given (tp_frag_max). */
@@ -247,6 +250,9 @@ int tp_udp_poll(struct tp_udp *u);
 int tp_udp_flush(struct tp_udp *u, int timeout_ms);
 /* Fragments not yet handed to the network once (waiting for window room). */
 int tp_udp_busy(const struct tp_udp *u);
+/* tp_forget on udp: drop what waits for peer or its acknowledgement, stop retransmitting,
+ * ignore its datagrams, do not wait for its FIN. */
+void tp_udp_forget(struct tp_udp *u, int peer);
 size_t tp_udp_eager_max(const struct tp_udp *u);
 size_t tp_udp_frag_max(const struct tp_udp *u);
 

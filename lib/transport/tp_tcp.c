@@ -431,6 +431,12 @@ static int poll_linger(struct tp_tcp *t)
 	return n;
 }
 
+void tp_tcp_forget(struct tp_tcp *t, int peer)
+{
+	drop_queue(t, &t->c[peer]);
+	conn_close(t, peer, C_NONE);
+}
+
 int tp_tcp_release(struct tp_tcp *t, int peer)
 {
 	struct conn *c = &t->c[peer];
@@ -773,6 +779,10 @@ static int accept_one(struct tp_tcp *t)
 		return 0;
 	}
 	c = &t->c[p];
+	if (p < t->tp->cfg.size && t->tp->gone && t->tp->gone[p]) { /* tp_forget: never again */
+		close(fd);
+		return 0;
+	}
 	if (p >= t->tp->cfg.size && c->st == C_UP && newer) {
 		/* not the loser of two connects at once: the peer released us, and its BYE is on
 		 * the way in the old connection, after its last frames */
