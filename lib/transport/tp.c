@@ -314,6 +314,8 @@ int tp_flush(tp_t *tp, int timeout_ms)
 {
 	long end = tp_now_ms() + timeout_ms;
 
+	if (tp->mp) /* the ACKs owed: nobody polls during the final fence */
+		tp_mp_flush_acks(tp);
 	while (tp_queued(tp) && tp_now_ms() < end) {
 		if (tp_poll(tp) < 0)
 			return -1;

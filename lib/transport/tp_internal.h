@@ -301,6 +301,13 @@ int tp_mp_release_due(const tp_t *tp);
  * called from tp_poll when tp_mp_poll_due. 0, or -1 when a path failed. */
 int tp_mp_poll(tp_t *tp);
 int tp_mp_poll_due(const tp_t *tp);
+/* tcp path `path` (0 or TP_MP_TCP2) to multipath peer `peer` failed (why: one line): when
+ * udp is among the pair's paths and the end-to-end acknowledgement is on (section 7.4), its
+ * connection is closed, what it carried unacknowledged goes again over udp and the path is
+ * tried again later (retry_now: at once, the peer connected anew): 0. Else -1. */
+int tp_mp_path_down(tp_t *tp, int path, int peer, const char *why, int retry_now);
+/* Send every ACK owed now (section 7.4; before the final fence). */
+void tp_mp_flush_acks(tp_t *tp);
 /* Fragments queued in the multipath layer (every path's window full). */
 int tp_mp_queued(const tp_t *tp);
 const char *tp_mp_path_name(int path);
@@ -309,6 +316,10 @@ const char *tp_mp_path_name(int path);
 int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t *held);
 /* The most payload bytes from peer that waited for their turn at once. */
 size_t tp_mp_max_held(const tp_t *tp, int peer);
+/* Section 7.4's counters of the pair with peer: times a tcp path went down, fragments sent
+ * again over udp, ACKs sent, duplicates dropped. 0, or -1 when not a multipath peer in use. */
+int tp_mp_fo_counts(const tp_t *tp, int peer, uint64_t *downs, uint64_t *resent, uint64_t *acks,
+                    uint64_t *dups);
 
 /* `path` of a tcp connection to a peer of another job that is ending (BYE, section 8.2): its last
  * frames are handed up, but they map no pair segment and a SWITCH on it is void. */
