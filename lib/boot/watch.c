@@ -358,7 +358,8 @@ static void declare(boot_watch_t *w, int node, int64_t inc, const char *why)
 	n->state = BOOT_WDOWN;
 	n->since = boot_wall_ms();
 	snprintf(n->why, sizeof n->why, "%s", why);
-	core_log(CORE_LOG_WARN, "watch: node %d (%s) declared down: %s", node, n->host, why);
+	core_log(CORE_LOG_WARN, "watch: node %d (%s) declared down (wall %.3f): %s", node, n->host,
+	         (double)n->since / 1000, why);
 	for (struct wlink *k = w->links; k; k = k->next)
 		if (k->node == node && !k->dead) {
 			if (k->ready)

@@ -401,6 +401,8 @@ int tp_mp_poll(tp_t *tp)
 	uint64_t now = tp_now_us();
 	int fresh = now - m->last_check <= 200, j = 0;
 
+	if (m->ack_now) /* a sender waits for it: whatever the time since the last look */
+		tp_mp_fo_poll(tp, now);
 	if (now - m->last_check < 10)
 		return 0; /* tcp's backlog is a system call: not on every poll */
 	m->last_check = now;
@@ -450,7 +452,7 @@ int tp_mp_poll(tp_t *tp)
 
 int tp_mp_poll_due(const tp_t *tp)
 {
-	return tp->mp && (tp->mp->nbusy || tp->mp->npend || tp_mp_fo_due(tp));
+	return tp->mp && (tp->mp->nbusy || tp->mp->npend || tp->mp->ack_now || tp_mp_fo_due(tp));
 }
 
 int tp_mp_queued(const tp_t *tp)

@@ -135,13 +135,16 @@ void tp_mp_ack_owed(tp_t *tp, struct mp_peer *p, int peer, size_t bytes, int lar
 
 	p->unacked_frags++;
 	p->unacked_bytes += bytes;
-	/* a sender may wait for this one (a payload it keeps by reference): at once */
-	if (large || p->unacked_frags >= ACK_FRAGS || p->unacked_bytes >= ACK_BYTES) {
+	if (p->unacked_frags >= ACK_FRAGS || p->unacked_bytes >= ACK_BYTES) {
 		ack_send(tp, p, peer);
 		return;
 	}
-	if (!p->ack_due)
-		p->ack_due = tp_now_us() + ACK_DELAY_US;
+	/* a sender may wait for this one (a payload it keeps by reference): at the end of this
+	 * tp_poll (one ACK for every fragment a poll hands up), else within ACK_DELAY_US */
+	uint64_t due = large ? tp_now_us() : tp_now_us() + ACK_DELAY_US;
+	if (!p->ack_due || due < p->ack_due)
+		p->ack_due = due;
+	m->ack_now |= large;
 	listed_add(m->ackp, &m->nackp, peer, &p->acklisted);
 }
 
@@ -216,6 +219,7 @@ int tp_mp_fo_poll(tp_t *tp, uint64_t now)
 
 	if (!m->ack)
 		return 0;
+	m->ack_now = 0;
 	for (int i = 0; i < m->nackp; i++) {
 		int peer = m->ackp[i];
 		struct mp_peer *p = m->p[peer];

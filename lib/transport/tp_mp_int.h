@@ -102,6 +102,7 @@ struct tp_mp {
 	int *ackp, nackp;   /* peers owing an ACK */
 	int *downp, ndownp; /* peers with a path down */
 	long nkept;         /* kept fragments, all peers */
+	int ack_now;        /* an ACK is due at the end of this tp_poll */
 	uint64_t next_look; /* when kept fragments are looked at for a stall next */
 	int debug;
 };
