@@ -1,6 +1,6 @@
 #!/bin/bash
 # t0460: a universe that outlives its nodes (4 namespace nodes over real ssh, booted as a launch
-# tree, the watch at interval 0.2 s / timeout 1.2 s): kill -9 of a leaf agent and of the head
+# tree, the watch at interval 0.25 s / timeout 2 s): kill -9 of a leaf agent and of the head
 # (the tree's root: it started n3 and n4, and roots every job's fence), SIGSTOP of an agent,
 # and a node cut off (its veth down), each between jobs and during a job. Every time: the job
 # running ends with one line naming the node, `lamkit nodes` names the cause (exited, no
@@ -27,7 +27,7 @@ lap() { echo "# $(((($(date +%s%N) - T0) / 1000000))) ms: $1"; }
 pid_of() { awk -v n="$1" '$1 == "node" && $3 == n { print $8 }' "$U"; }
 {
 	echo 'boot = "ssh"; algorithm = "tree"; fanout = 2; timeout = 15'
-	echo 'watch = { interval = 0.2, timeout = 1.2 }'
+	echo 'watch = { interval = 0.25, timeout = 2 }'
 	echo "ssh = { options = { \"-F\", \"$NETNS_SSH_CONFIG\" }, verify = false }"
 	echo "for i = 1, $K do node(\"n\" .. i) { cpu = 2 } end"
 } >"$T/u.lua"
@@ -38,9 +38,9 @@ like "$(grep '^node 4 ' "$U")" " 1$" "n4 was started by n1's agent"
 wait_down() {
 	local t0 out i
 	t0=$(date +%s%N)
-	# a node that went silent is declared after the watch's timeout (1.2 s); asked sooner,
+	# a node that went silent is declared after the watch's timeout (2 s); asked sooner,
 	# nodes waits 5 s for it like for any node that does not answer
-	[ "$2" = exited ] || sleep 1.4
+	[ "$2" = exited ] || sleep 2.2
 	for i in $(seq 80); do
 		out=$(lk nodes 2>/dev/null)
 		printf '%s\n' "$out" | grep -Eq "^[0-9]+ +$1 .* down .* $2 since [0-9:]+$" && break

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t0465: mpiexec --on-node-failure continue on a universe of 4 fake nodes (boot module local,
-# 2 slots each, the watch at 0.2 s / 1 s): lamkit's MPI program lk_ft runs 8 ranks, the node of
+# 2 slots each, the watch at 0.25 s / 1.5 s): lamkit's MPI program lk_ft runs 8 ranks, the node of
 # ranks 6 and 7 fails (its agent killed, then in a second job stopped), and the 6 others go on:
 # their receive from and send to a failed rank, and a barrier that needs them, return
 # MPI_ERR_PROC_FAILED instead of hanging; MPIX_Comm_failure_get_acked names ranks 6 and 7; a
@@ -20,7 +20,7 @@ lk() { (cd "$T" && timeout -k 5 60 "$LAMKIT" "$@"); }
 pid4() { awk '$1 == "node" && $2 == 4 { print $8 }' "$U"; }
 cat >"$T/s.lua" <<'EOS'
 boot = "local"
-watch = { interval = 0.2, timeout = 1 }
+watch = { interval = 0.25, timeout = 1.5 }
 for i = 1, 4 do node("fake" .. i) { cpu = 2 } end
 EOS
 lk boot s.lua >/dev/null 2>&1; is $? 0 "boot 4 fake nodes"
