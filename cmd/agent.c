@@ -1,6 +1,6 @@
 /* cmd/agent.c: `lamkit agent`: the per-node daemon's entry. Boot modules start it as
  *   lamkit agent --boot ADDR[,ADDR...]:PORT --universe ID --node N [--tmpdir DIR]
- *                [--foreground] [--recon | --wipe]
+ *                [--foreground] [--replace] [--recon | --wipe]
  * with the universe key on stdin; `lamkit agent --wipe` alone wipes this node and prints one
  * line. Exit statuses a launcher sees: 0 = up (or done), 3 = could not reach boot, 4 = boot
  * and we hold different keys, 2 = no key on stdin, 100 = usage. */
@@ -77,6 +77,7 @@ enum mode { MODE_BOOT, MODE_RECON, MODE_WIPE };
 struct uargs {
 	char *addrs; /* "a,b,c" */
 	int port, node, foreground, mode, verbose, dry_run, purge;
+	int replace; /* the node was down: first end what its old agent left (grow) */
 	const char *universe, *tmpdir;
 	struct boot_rte rte; /* lua/rte.lua's settings for this node */
 };
@@ -303,6 +304,20 @@ static int agent_universe(struct uargs *a)
 		if (!a->dry_run)
 			epilog(a, "wipe");
 	}
+	if (a->mode == MODE_BOOT && a->replace && a->node > 0) {
+		/* the node's old agent (dead, hung or cut off, declared down) and what it left:
+		 * its processes, ranks, segments and directory; nothing of the other agents */
+		struct boot_wipe_opts wo = {.note = on_note, .arg = &a->verbose, .only = name};
+		struct boot_wipe_report wr;
+		if (boot_wipe_node(&wo, &wr, err, sizeof err) < 0)
+			snprintf(wipe_line, sizeof wipe_line, "replace host=%s error=%.400s",
+			         core_hostname(), err);
+		else
+			snprintf(wipe_line, sizeof wipe_line,
+			         "replace host=%s killed=%d gone=%d files=%d dirs=%d failed=%d",
+			         core_hostname(), wr.killed, wr.gone, wr.files_removed,
+			         wr.dirs_removed, wr.failed);
+	}
 	if (a->mode == MODE_BOOT) {
 		/* the RTE: environment, limits (the ranks inherit them), working directory, then
 		 * the prolog, all before we call back: a node whose prolog fails never joins */
@@ -443,6 +458,8 @@ int cmd_agent(int argc, char **argv)
 			a.verbose = 1;
 		} else if (!strcmp(o, "--foreground")) {
 			a.foreground = 1;
+		} else if (!strcmp(o, "--replace")) {
+			a.replace = 1;
 		} else if (!strcmp(o, "--boot") && more) {
 			if (parse_boot(argv[++i], &a) < 0)
 				return cmd_usage_error(

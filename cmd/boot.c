@@ -3,6 +3,7 @@
 #include "bootlua.h"
 #include "cmd.h"
 #include "core.h"
+#include "jobctl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -316,6 +317,13 @@ int cmd_boot(int argc, char **argv)
 	u.schema = abs ? abs : strdup(str_field(L, res, "file"));
 	if (*str_field(L, res, "transport"))
 		u.transport = strdup(str_field(L, res, "transport"));
+	lua_getfield(L, res, "watch_off");
+	u.watch_off = lua_toboolean(L, -1);
+	lua_getfield(L, res, "watch_interval");
+	lua_getfield(L, res, "watch_timeout");
+	u.watch_interval_ms = (int)(lua_tonumber(L, -2) * 1000);
+	u.watch_timeout_ms = (int)(lua_tonumber(L, -1) * 1000);
+	lua_pop(L, 3);
 	u.booted = (int64_t)time(NULL);
 	if (u.nnodes == 0 || boot_universe_save(&u, path, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit boot: %s\n", u.nnodes ? err : "no node came up");
@@ -333,6 +341,98 @@ int cmd_boot(int argc, char **argv)
 	return nfail ? 1 : 0;
 }
 
+/* Bring node n, which is down, back in place: a new agent with its index, slots and keys,
+ * started after it wiped what the old agent left; the state gets its new address, port, pid. */
+static int grow_repair(const struct bopts *o, struct boot_universe *u, struct boot_unode *n,
+                       const char *path)
+{
+	struct bootlua b;
+	char err[2048], first[1024], host[256];
+	int rc = 1;
+
+	if (o->cpu)
+		n->cpus = o->cpu;
+	snprintf(host, sizeof host, "%s", n->host);
+	struct bootlua_req q = {.cmd = "grow",
+	                        .fn = "run",
+	                        .mode = BOOT_SRV_BOOT,
+	                        .state = u,
+	                        .repair = n,
+	                        .boot = o->boot,
+	                        .algorithm = "linear",
+	                        .ship = o->ship,
+	                        .timeout = o->timeout,
+	                        .verbose = o->verbose,
+	                        .first_node = n->index,
+	                        .key = u->key,
+	                        .uid = u->id};
+	int64_t t0 = core_now_ms();
+	const struct boot_srv_info *in = NULL;
+	if (bootlua_run(&q, &b, err, sizeof err) < 0) {
+		fprintf(stderr, "lamkit grow: %s\n", err);
+	} else if (report_failures(b.L, lua_gettop(b.L), first, sizeof first)) {
+		fprintf(stderr, "lamkit grow: %s did not come up: %s\n", host, first);
+	} else if (!(in = boot_srv_info(b.srv, 1))) {
+		fprintf(stderr, "lamkit grow: %s did not come up\n", host);
+	} else {
+		char *addr = strdup(in->addr);
+		if (addr) {
+			free(n->addr);
+			n->addr = addr;
+		}
+		n->port = in->port;
+		n->pid = in->pid;
+		n->parent = 0;
+		if (!addr || boot_universe_save(u, path, err, sizeof err) < 0)
+			fprintf(stderr, "lamkit grow: %s\n", addr ? err : "out of memory");
+		else
+			rc = 0;
+	}
+	if (rc) {
+		if (b.srv)
+			boot_srv_abort(b.srv);
+		bootlua_close(&b);
+		boot_universe_free(u);
+		return 1;
+	}
+	if (in->wipe[0] && o->verbose)
+		printf("lamkit grow: %s\n", in->wipe);
+	boot_srv_commit(b.srv, u);
+	printf("lamkit grow: %s back as node %d (%d cpu(s)) in %.2f s; what its old agent left was "
+	       "wiped\n",
+	       host, n->index, n->cpus, (double)(core_now_ms() - t0) / 1000);
+	bootlua_close(&b);
+	boot_universe_free(u);
+	return 0;
+}
+
+/* grow NODE of a node the universe has already: the watch must have it down (a live one is
+ * refused). Its index, or 0 after saying why not. */
+static int down_node(struct boot_universe *u, int i, const char *name)
+{
+	struct boot_wsummary v = {0};
+	const struct boot_wdown *d = NULL;
+	int index = u->nodes[i].index;
+
+	if (!u->watch_off && boot_universe_view(u, 5000, &v) == 0)
+		d = boot_wsummary_find(&v, index);
+	if (!d) {
+		fprintf(
+		    stderr,
+		    "lamkit grow: %s is node %d of the universe already%s ('lamkit nodes' shows "
+		    "it; a node the watch declared down is brought back in place)\n",
+		    name, index, v.known ? ", and up" : "");
+		index = 0;
+	} else {
+		char at[200];
+		boot_wdown_text(d, at, sizeof at);
+		printf("lamkit grow: %s (node %d) is down (%s): a new agent takes its place\n",
+		       name, index, at);
+	}
+	boot_wsummary_free(&v);
+	return index;
+}
+
 int cmd_grow(int argc, char **argv)
 {
 	struct bopts o = {0};
@@ -346,16 +446,23 @@ int cmd_grow(int argc, char **argv)
 	if (bootlua_need_universe("grow", &u, path, sizeof path))
 		return 1;
 	int next = 1;
+	struct boot_unode *repair = NULL;
 	for (int i = 0; i < u.nnodes; i++) {
-		if (!strcasecmp(u.nodes[i].host, o.schema)) {
-			fprintf(stderr, "lamkit grow: %s is node %d of the universe already\n",
-			        o.schema, u.nodes[i].index);
-			boot_universe_free(&u);
-			return 1;
+		if (!strcasecmp(u.nodes[i].host, o.schema) ||
+		    (atoi(o.schema) == u.nodes[i].index &&
+		     o.schema[strspn(o.schema, "0123456789")] == 0)) {
+			if (!down_node(&u, i, o.schema)) {
+				boot_universe_free(&u);
+				return 1;
+			}
+			repair = &u.nodes[i];
+			break;
 		}
 		if (u.nodes[i].index >= next)
 			next = u.nodes[i].index + 1;
 	}
+	if (repair)
+		return grow_repair(&o, &u, repair, path);
 	struct bootlua_req q = {.cmd = "grow",
 	                        .fn = "run",
 	                        .mode = BOOT_SRV_BOOT,

@@ -81,7 +81,10 @@ static int push_schema(lua_State *L, const struct bootlua_req *q, char *err, siz
 	set_str(L, "schema", u->schema ? u->schema : "");
 	set_str(L, "module", u->module ? u->module : "");
 	lua_newtable(L);
-	if (q->grow_host) {
+	if (q->repair) {
+		push_node(L, q->repair);
+		lua_rawseti(L, -2, 1);
+	} else if (q->grow_host) {
 		struct boot_unode n = {
 		    .host = (char *)q->grow_host, .cpus = q->grow_cpu, .schedule = 1};
 		push_node(L, &n);
@@ -185,6 +188,7 @@ int bootlua_run(const struct bootlua_req *q, struct bootlua *b, char *err, size_
 	                           .verbose = q->verbose,
 	                           .dry_run = q->dry_run,
 	                           .purge = q->purge,
+	                           .replace = q->repair != NULL,
 	                           .logdir = b->logdir};
 	b->srv = boot_srv_create(&so, err, errlen);
 	if (!b->srv)

@@ -16,6 +16,9 @@ struct bootlua_req {
 	const struct boot_universe *state; /* the universe's nodes (grow, wipe) */
 	const char *grow_host;             /* grow: the one node instead of the state's */
 	int grow_cpu;
+	/* grow of a node that is down: that node (same slots and keys); its new agent first
+	 * wipes what the old one left (agent --replace) */
+	const struct boot_unode *repair;
 	const char *boot, *algorithm; /* forced module / algorithm, or NULL */
 	double timeout;               /* 0 = schema/default */
 	int fanout, window, verbose, dry_run, first_node;

@@ -20,9 +20,13 @@ static int ranks_left(const struct boot_universe *u, struct boot_ucall_res *r)
 {
 	int left = 0;
 
-	if (boot_ucall(u, BOOT_MSG_STATUS, BOOT_MSG_STATUS_REPLY, 5000, r) != u->nnodes)
+	if (boot_ucall(u, BOOT_MSG_STATUS, BOOT_MSG_STATUS_REPLY, 5000, r) +
+	        boot_ucall_down(r, u->nnodes) !=
+	    u->nnodes)
 		left = -1;
 	for (int i = 0; i < u->nnodes && left >= 0; i++) {
+		if (r[i].down)
+			continue;
 		struct core_rbuf rb = {.p = r[i].reply, .len = r[i].rlen};
 		core_r_u32(&rb);
 		core_r_str(&rb);
@@ -64,7 +68,7 @@ int cmd_clean(int argc, char **argv)
 	                            .reply_type = BOOT_MSG_CLEAN_REPLY,
 	                            .timeout_ms = 5000,
 	                            .together = 1};
-	int nok = boot_ucall_ex(&u, &cq, r);
+	int nok = boot_ucall_ex(&u, &cq, r), ndown = boot_ucall_down(r, u.nnodes);
 	unsigned ranks = 0;
 	for (int i = 0; i < u.nnodes; i++) {
 		if (!r[i].ok) {
@@ -84,21 +88,21 @@ int cmd_clean(int argc, char **argv)
 	/* the agents kill in the background: wait (bounded) until no rank is left */
 	int left = -1;
 	int64_t end = core_now_ms() + (int64_t)timeout * 1000;
-	while (nok == u.nnodes && (left = ranks_left(&u, r)) > 0 && core_now_ms() < end)
+	while (nok + ndown == u.nnodes && (left = ranks_left(&u, r)) > 0 && core_now_ms() < end)
 		usleep(50000);
 	free(r);
 	int rc = 0;
-	if (nok != u.nnodes) {
+	if (nok + ndown != u.nnodes) {
 		fprintf(stderr, "lamkit clean: %d of %d node(s) could not be reached\n",
-		        u.nnodes - nok, u.nnodes);
+		        u.nnodes - nok - ndown, u.nnodes);
 		rc = 1;
 	} else if (left != 0) {
 		fprintf(stderr, "lamkit clean: %d rank(s) still running after %d s\n", left,
 		        timeout);
 		rc = 1;
 	} else {
-		printf("lamkit clean: ended %u rank(s) on %d node(s); the agents keep running\n",
-		       ranks, u.nnodes);
+		printf("lamkit clean: ended %u rank(s) on %d node(s); the agents keep running%s\n",
+		       ranks, nok, ndown ? " (the nodes down are named above)" : "");
 	}
 	boot_universe_free(&u);
 	return rc;
@@ -155,6 +159,8 @@ int cmd_kill(int argc, char **argv)
 	                           .together = 1};
 	int nok = r ? boot_ucall_ex(&u, &q, r) : 0;
 	unsigned ranks = 0, nodes = 0;
+	if (r) /* nodes declared down are named, and are not a failure of kill */
+		nok += boot_ucall_down(r, u.nnodes);
 	for (int i = 0; r && i < u.nnodes; i++) {
 		if (!r[i].ok) {
 			fprintf(stderr, "lamkit kill: %s\n", r[i].why);

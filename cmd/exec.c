@@ -40,17 +40,16 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (!prog)
 		return cmd_usage_error("exec", "no program to run");
-	/* one copy per node: the universe's node count, or this host alone */
-	int nodes = 1;
+	/* one copy per node: per node up in a universe (mpiexec counts them), or this host alone */
+	int universe = 0;
 	struct boot_universe u;
-	char path[4096], err[1024], nbuf[16];
+	char path[4096], err[1024];
 	const char *un = getenv("LAMKIT_UNIVERSE");
 	if (!(un && !strcmp(un, "none")) &&
 	    bootlua_load_universe(&u, path, sizeof path, err, sizeof err) == 0) {
-		nodes = u.nnodes;
+		universe = 1;
 		boot_universe_free(&u);
 	}
-	snprintf(nbuf, sizeof nbuf, "%d", nodes);
 	char **av = calloc((size_t)argc + 8, sizeof *av);
 	int k = 0;
 	if (!av)
@@ -62,9 +61,11 @@ int cmd_exec(int argc, char **argv)
 		av[k++] = "--map-by";
 		av[k++] = "node";
 	}
-	if (!has_n) {
+	if (!has_n && universe) {
+		av[k++] = "--per-node";
+	} else if (!has_n) {
 		av[k++] = "-n";
-		av[k++] = nbuf;
+		av[k++] = "1";
 	}
 	for (int i = 1; i < argc; i++)
 		av[k++] = argv[i];

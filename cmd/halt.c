@@ -1,5 +1,6 @@
 /* cmd/halt.c: `lamkit halt`: end the universe through its agents (each ends its jobs and
- * exits), then forget it. Nodes that cannot be reached are named; 'lamkit wipe' cleans them. */
+ * exits), then forget it. Nodes the watch declared down are named and left to 'lamkit wipe';
+ * nodes that cannot be reached otherwise fail the halt (the state is kept for wipe). */
 #include "bootlua.h"
 #include "cmd.h"
 #include "core.h"
@@ -33,8 +34,14 @@ int cmd_halt(int argc, char **argv)
 	}
 	int64_t t0 = core_now_ms();
 	int nok = boot_ucall(&u, BOOT_MSG_HALT, 0, timeout * 1000, r);
+	int ndown = boot_ucall_down(r, u.nnodes);
+	char downs[1024] = "";
 	for (int i = 0; i < u.nnodes; i++) {
-		if (!r[i].ok)
+		const char *d = strstr(r[i].why, ": down: ");
+		if (r[i].down && d)
+			snprintf(downs + strlen(downs), sizeof downs - strlen(downs), "%s%s (%s)",
+			         downs[0] ? ", " : "", u.nodes[i].host, d + 8);
+		else if (!r[i].ok)
 			fprintf(stderr, "lamkit halt: %s\n", r[i].why);
 		else if (verbose)
 			printf("lamkit halt: %s halted (%.2f s)\n", u.nodes[i].host,
@@ -43,10 +50,14 @@ int cmd_halt(int argc, char **argv)
 	boot_ucall_free(r, u.nnodes);
 	free(r);
 	int rc = 0;
-	if (nok == u.nnodes) {
+	if (nok + ndown == u.nnodes) {
 		bootlua_forget_universe(path, u.id);
 		printf("lamkit halt: %d node(s) halted in %.2f s\n", nok,
 		       (double)(core_now_ms() - t0) / 1000);
+		if (ndown)
+			printf("lamkit halt: %d node(s) were down: %s; what their agents left is "
+			       "wipe's: lamkit wipe %s\n",
+			       ndown, downs, u.schema && *u.schema ? u.schema : "SCHEMA");
 	} else {
 		fprintf(stderr,
 		        "lamkit halt: %d of %d node(s) halted; run 'lamkit wipe' to clean up the "

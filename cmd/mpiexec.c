@@ -80,6 +80,11 @@ static const char usage[] =
     "                       fastest when every rank has a CPU), block (yield, then sleep until\n"
     "                       a message comes), or auto (default: block where a node has more\n"
     "                       ranks than the CPUs they may use)\n"
+    "  --on-node-failure abort|continue   in a universe, when a node of the job fails (its\n"
+    "                       agent dies, hangs or is cut off): abort (the default) ends the job;\n"
+    "                       continue lets the ranks on the other nodes go on, tells them which\n"
+    "                       ranks were lost (PMI_dead_processes; lamkit's MPI returns\n"
+    "                       MPI_ERR_PROC_FAILED for operations with them)\n"
     "  --pmi-port           serve PMI over TCP (PMI_PORT/PMI_ID) instead of an inherited socket\n"
     "  -v, --verbose        report each rank's pid and where the ranks go\n"
     "  -h, --help           this help\n"
@@ -88,7 +93,8 @@ static const char usage[] =
     "signal N, the code given to MPI_Abort, 124 for --timeout, 127/126 for a program that\n"
     "cannot be started, 128+N when mpiexec itself got signal N, 111 when an agent of the job\n"
     "cannot be reached or goes away. A rank that fails before it finalized (MPI_Finalize) ends\n"
-    "the job at once; after it, the other ranks finish first.\n";
+    "the job at once; after it, the other ranks finish first. Nodes the universe's watch has\n"
+    "declared down take no ranks (one line names them); -hosts naming one is an error.\n";
 
 struct app_opts {
 	struct boot_app app;
@@ -108,6 +114,7 @@ struct opts {
 	int by_node, local, local_agents, local_slots;
 	struct boot_bind_spec place; /* --map-by, --bind-to & co. (lib/boot/bind.h) */
 	int place_given;
+	int on_node_failure, per_node;
 	char *hosts;
 	char *wdir;
 	int singinit_port;
@@ -256,6 +263,17 @@ static int parse_context(struct opts *o, int argc, char **argv, int *ip)
 			o->hosts = VAL();
 		} else if (is(n, "local")) {
 			o->local = 1;
+		} else if (is(n, "on-node-failure")) {
+			NEED(1);
+			const char *k = VAL();
+			o->on_node_failure = is(k, "abort")      ? BOOT_NODEFAIL_ABORT
+			                     : is(k, "continue") ? BOOT_NODEFAIL_CONTINUE
+			                                         : -1;
+			if (o->on_node_failure < 0)
+				rc = cmd_usage_error(
+				    "mpiexec", "--on-node-failure: abort or continue, not '%s'", k);
+		} else if (is(n, "per-node")) { /* lamkit exec: one rank per node up */
+			o->per_node = 1;
 		} else if (is(n, "local-agents")) { /* testing aid: K[:SLOTS] forked agents */
 			NEED(1);
 			const char *k = VAL();
@@ -701,6 +719,7 @@ int cmd_mpiexec(int argc, char **argv)
 	struct opts o = {.grace = 3000};
 	struct boot_jobspec js = {0};
 	struct boot_universe u = {0};
+	struct boot_wsummary view = {0};
 	struct boot_place_node *nodes = NULL;
 	char err[1024];
 	const char *s;
@@ -752,7 +771,21 @@ int cmd_mpiexec(int argc, char **argv)
 		nodes = boot_universe_place_nodes(&u);
 		nnodes = u.nnodes;
 		js.jobid = new_jobid();
+		/* no -n: as many ranks as the nodes up have slots; the watch's view says which */
+		int any_default = o.per_node;
+		for (int a = 0; a < o.napps; a++)
+			any_default |= !o.apps[a].n_given;
+		if (nodes && any_default && !u.watch_off &&
+		    boot_universe_view(&u, 5000, &view) == 0 &&
+		    boot_universe_place_up(&u, &view, nodes, o.hosts, err, sizeof err) < 0) {
+			fprintf(stderr, "lamkit mpiexec: %s\n", err);
+			rc = CORE_EXIT_USAGE;
+			goto out;
+		}
 	}
+	if (o.per_node && nodes) /* one rank per node that takes ranks: count them as slots */
+		for (int k = 0; k < nnodes; k++)
+			nodes[k].cpus = 1;
 	if (mode != RUN_LOCAL &&
 	    (slots = nodes ? boot_place_slots(nodes, nnodes, o.hosts, err, sizeof err)
 	                   : core_errprintf(err, sizeof err, "out of memory")) < 0) {
@@ -774,6 +807,11 @@ int cmd_mpiexec(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (mode == RUN_UNIVERSE && o.on_node_failure == BOOT_NODEFAIL_CONTINUE &&
+	    add_kv(&o.genv, &o.ngenv, "LAMKIT_FT", "1") < 0) { /* lamkit's MPI survives failures */
+		rc = CORE_EXIT_SYSTEM;
+		goto out;
+	}
 	if (build_job(&o, &js, slots, err, sizeof err) < 0) {
 		fprintf(stderr, "lamkit mpiexec: %s\n", err);
 		rc = CORE_EXIT_SYSTEM;
@@ -783,7 +821,9 @@ int cmd_mpiexec(int argc, char **argv)
 	                           .timeout_s = o.timeout,
 	                           .kill_grace_ms = o.grace,
 	                           .verbose = o.verbose,
-	                           .singinit_fd = -1};
+	                           .singinit_fd = -1,
+	                           .on_node_failure = o.on_node_failure,
+	                           .view = &view};
 	struct boot_place_opts po = {.ppn = o.ppn, .by_node = o.by_node, .hosts = o.hosts};
 	if (o.singinit_port) {
 		ro.singinit_fd = singinit_connect(o.singinit_port, err, sizeof err);
@@ -802,6 +842,7 @@ int cmd_mpiexec(int argc, char **argv)
 		rc = boot_run_local(&ro);
 out:
 	free(nodes);
+	boot_wsummary_free(&view);
 	boot_universe_free(&u);
 	free_job(&o, &js);
 	return rc;

@@ -1,5 +1,5 @@
 /* cmd/nodes.c: `lamkit nodes`: the universe's nodes, asked live: state, slots, address, pid,
- * jobs and ranks running, uptime. */
+ * jobs and ranks running, uptime; a node the watch declared down with since when and why. */
 #include "bootlua.h"
 #include "cmd.h"
 #include "core.h"
@@ -25,12 +25,22 @@ int cmd_nodes(int argc, char **argv)
 		boot_universe_free(&u);
 		return CORE_EXIT_SYSTEM;
 	}
-	int nok = boot_ucall(&u, BOOT_MSG_STATUS, BOOT_MSG_STATUS_REPLY, 5000, r);
+	struct boot_wsummary view = {0};
+	struct boot_ucall_req q = {.type = BOOT_MSG_STATUS,
+	                           .reply_type = BOOT_MSG_STATUS_REPLY,
+	                           .timeout_ms = 5000,
+	                           .view = &view};
+	int nok = boot_ucall_ex(&u, &q, r), ndown = 0;
 	printf("%-5s %-16s %-22s %5s %-5s %-8s %5s %6s %9s\n", "node", "host", "address", "cpus",
 	       "sched", "state", "jobs", "ranks", "uptime");
 	for (int i = 0; i < u.nnodes; i++) {
 		const struct boot_unode *n = &u.nodes[i];
-		char addr[96], up[32] = "-", jobs[16] = "-", ranks[16] = "-";
+		char addr[96], up[32] = "-", jobs[16] = "-", ranks[16] = "-", note[240] = "";
+		const struct boot_wdown *d = boot_wsummary_find(&view, n->index);
+		if (r[i].down && d) {
+			boot_wdown_text(d, note, sizeof note);
+			ndown++;
+		}
 		snprintf(addr, sizeof addr, "%s:%d", n->addr, n->port);
 		if (r[i].ok) {
 			struct core_rbuf rb = {.p = r[i].reply, .len = r[i].rlen};
@@ -46,16 +56,18 @@ int cmd_nodes(int argc, char **argv)
 				snprintf(up, sizeof up, "%lld s", (long long)(ms / 1000));
 			}
 		}
-		printf("%-5d %-16s %-22s %5d %-5s %-8s %5s %6s %9s\n", n->index, n->host, addr,
+		printf("%-5d %-16s %-22s %5d %-5s %-8s %5s %6s %9s%s%s\n", n->index, n->host, addr,
 		       n->cpus, n->schedule ? "yes" : "no", r[i].ok ? "up" : "down", jobs, ranks,
-		       up);
+		       up, note[0] ? "  " : "", note);
 	}
 	for (int i = 0; i < u.nnodes; i++)
-		if (!r[i].ok)
+		if (!r[i].ok && !r[i].down)
 			fprintf(stderr, "lamkit nodes: %s\n", r[i].why);
 	boot_ucall_free(r, u.nnodes);
 	free(r);
-	int rc = nok == u.nnodes ? 0 : 1;
+	boot_wsummary_free(&view);
+	/* a node the watch declared down is an answer; one nobody can tell about is not */
+	int rc = nok + ndown == u.nnodes ? 0 : 1;
 	boot_universe_free(&u);
 	return rc;
 }

@@ -65,6 +65,9 @@ int cmd_ping(int argc, char **argv)
 	for (int i = 0; i < u.nnodes; i++)
 		if (!r[i].ok && !r[i].skipped)
 			fprintf(stderr, "lamkit ping: %s\n", r[i].why);
+	/* ping all: a node declared down is named, not a failure; ping NODE of a down one fails */
+	if (!nnames)
+		nok += boot_ucall_down(r, u.nnodes);
 	boot_ucall_free(r, u.nnodes);
 	free(r);
 	free(only);

@@ -39,7 +39,8 @@ static int collect(const struct boot_universe *u, const char *cmd, struct prow *
 
 	if (!r)
 		return -1;
-	*down = u->nnodes - boot_ucall(u, BOOT_MSG_PS, BOOT_MSG_PS_REPLY, 5000, r);
+	*down = u->nnodes - boot_ucall(u, BOOT_MSG_PS, BOOT_MSG_PS_REPLY, 5000, r) -
+	        boot_ucall_down(r, u->nnodes); /* declared down: named, not a failure */
 	for (int i = 0; i < u->nnodes; i++) {
 		if (!r[i].ok) {
 			fprintf(stderr, "lamkit %s: %s\n", cmd, r[i].why);

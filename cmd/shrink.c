@@ -51,7 +51,13 @@ int cmd_shrink(int argc, char **argv)
 	if (!rc && r) {
 		struct boot_ucall_req q = {
 		    .type = BOOT_MSG_HALT, .only = only, .timeout_ms = timeout * 1000};
-		if (boot_ucall_ex(&u, &q, r) != 1 && !force) {
+		int ok = boot_ucall_ex(&u, &q, r) == 1;
+		if (!ok && r[at].down) { /* the watch declared it down: nothing to halt there */
+			fprintf(stderr, "lamkit shrink: %s; 'lamkit wipe' cleans the node later\n",
+			        r[at].why);
+			ok = 1;
+		}
+		if (!ok && !force) {
 			fprintf(stderr,
 			        "lamkit shrink: %s; 'lamkit shrink --force %s' removes it from "
 			        "the universe anyway ('lamkit wipe' cleans the node later)\n",

@@ -187,7 +187,11 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_ATTACH            42
 #define MPI_ERR_RMA_SHARED            43
 #define MPI_ERR_RMA_FLAVOR            44
-#define MPI_ERR_LASTCODE              63
+/* A process an operation involves has failed (the ULFM proposal; lamkit: mpiexec
+ * --on-node-failure continue, doc/PROTOCOL-agent.md). MPIX_ is the proposal's own name. */
+#define MPI_ERR_PROC_FAILED  54
+#define MPIX_ERR_PROC_FAILED MPI_ERR_PROC_FAILED
+#define MPI_ERR_LASTCODE     63
 
 /* MPI-IO error classes. */
 #define MPI_ERR_ACCESS              45
@@ -368,6 +372,14 @@ LK_MPI_FN(Error_string, (int code, char *str, int *len))
 LK_MPI_FN(Add_error_class, (int *cls))
 LK_MPI_FN(Add_error_code, (int cls, int *code))
 LK_MPI_FN(Add_error_string, (int code, const char *str))
+/* Failed processes, as the ULFM proposal names the calls (mpiexec --on-node-failure continue):
+ * acknowledge the failures known now; the group of those acknowledged; of all known. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failed);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failed);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failed);
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failed);
 LK_MPI_FN(Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler *eh))
 LK_MPI_FN(Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler eh))
 LK_MPI_FN(Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *eh))

@@ -449,6 +449,11 @@ function M.run(ctx, src, opts)
   -- the universe file keeps a policy string; a function stays in the schema, which mpiexec
   -- loads again to call it for each job (lua/transport.lua)
   res.transport = type(s.transport) == "function" and "function" or s.transport
+  if s.watch == false then
+    res.watch_off = true
+  elseif s.watch then
+    res.watch_interval, res.watch_timeout = s.watch.interval, s.watch.timeout
+  end
   return res
 end
 

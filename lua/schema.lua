@@ -8,7 +8,7 @@ local M = {}
 M.algorithms = { linear = true, windowed = true, tree = true, thread = true, oneshot = true }
 local ALG_NAMES = "linear, windowed, tree, thread, oneshot"
 local SETTINGS = { boot = true, algorithm = true, fanout = true, window = true, timeout = true,
-  defaults = true, ship = true, promiscuous = true, rte = true, transport = true }
+  defaults = true, ship = true, promiscuous = true, rte = true, transport = true, watch = true }
 M.ship_modes = { auto = true, always = true, never = true }
 local KNOWN_MODULES = { ["local"] = true, ssh = true, rsh = true, slurm = true }
 local MAX_COUNT_HOOKS = 50 -- x 1e6 instructions: a schema that runs longer is stopped
@@ -238,6 +238,26 @@ local function sandbox(b, src, result)
         fail(b.file, line, "transport must be a policy string such as \"shm+tcp,udp\" or a " ..
           "function(job) returning one, not " .. show(v))
       end
+    elseif name == "watch" then
+      -- the agents' watch (doc/PROTOCOL-agent.md, "The watch"): false, or { interval = S,
+      -- timeout = S }: a heartbeat every interval, a node silent for timeout is down
+      if v ~= false then
+        if type(v) ~= "table" then
+          fail(b.file, line, "watch must be false or { interval = S, timeout = S }, not " .. show(v))
+        end
+        for k, x in pairs(v) do
+          if (k ~= "interval" and k ~= "timeout") or type(x) ~= "number" or x <= 0 or x > 3600 then
+            fail(b.file, line, "watch: " .. show(k) .. " = " .. show(x) ..
+              ": expected interval and timeout, seconds (> 0, at most 3600)")
+          end
+        end
+        local i, t = v.interval or 0.5, v.timeout or 4
+        if t < 2 * i then
+          fail(b.file, line, "watch: timeout (" .. t .. " s) must be at least twice the interval (" ..
+            i .. " s)")
+        end
+        v = { interval = i, timeout = t }
+      end
     elseif name == "promiscuous" then
       if type(v) ~= "boolean" then
         fail(b.file, line, "promiscuous must be true or false, not " .. show(v))
@@ -286,6 +306,7 @@ local function sandbox(b, src, result)
       end
       fail(b.file, line, "unknown setting " .. show(k) ..
         " (settings: boot, algorithm, fanout, window, timeout, ship, promiscuous, rte, transport," ..
+        " watch,"..
         " defaults," ..
         " <module> = {...};" ..
         " use 'local' for your own variables)")

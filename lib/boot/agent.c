@@ -112,6 +112,8 @@ void boot_agent_poke(boot_agent_t *ag)
 
 static void stop_all(boot_agent_t *ag)
 {
+	if (!ag->stopping)
+		boot_watch_bye(ag->watch); /* the head hears it is on purpose */
 	ag->stopping = 1;
 	for (int i = 0; i < ag->njobs; i++)
 		boot_job_kill(ag->jobs[i]);
@@ -135,7 +137,7 @@ static void reject_job(boot_link_t *l, uint32_t jobid, const char *why)
 	core_w_free(&w);
 }
 
-static void send_hello(boot_link_t *l)
+static void send_hello(boot_agent_t *ag, boot_link_t *l)
 {
 	struct core_wbuf w = {0};
 
@@ -143,6 +145,7 @@ static void send_hello(boot_link_t *l)
 	core_w_str(&w, core_hostname());
 	core_w_u32(&w, (uint32_t)getpid());
 	core_w_u32(&w, (uint32_t)core_cpu_count());
+	boot_watch_summary(ag->watch, &w); /* which nodes are down: controllers place around them */
 	boot_link_send(l, BOOT_MSG_HELLO, w.p, w.len, NULL, 0);
 	core_w_free(&w);
 }
@@ -295,6 +298,117 @@ static void ctl_remove(boot_agent_t *ag, boot_link_t *l)
 	boot_link_destroy(l);
 }
 
+/* The link is no longer a controller's (the watch took it over, with its own callback
+ * argument): forget it and free c, its old one; the link stays open. */
+static void ctl_detach(boot_agent_t *ag, boot_link_t *l, struct ctlr *c)
+{
+	for (int i = 0; i < ag->nctls; i++) {
+		if (ag->ctls[i].l != l)
+			continue;
+		ag->ctls[i] = ag->ctls[--ag->nctls];
+		break;
+	}
+	free(c);
+}
+
+/* {==== the watch */
+
+/* UNIVERSE: str id, u32 n, n x (u32 node, str host, str addr, u32 port, u32 cpus), then
+ * u32 watch interval ms, u32 timeout ms, u32 flags (1: a grown node). Start watching. */
+static void watch_start(boot_agent_t *ag, struct core_rbuf *r);
+
+static void on_watch_change(void *arg)
+{
+	boot_agent_t *ag = arg;
+	struct core_wbuf w = {0};
+
+	boot_watch_summary(ag->watch, &w);
+	for (int i = 0; i < ag->nctls; i++)
+		if (!ag->ctls[i].is_origin && boot_link_ready(ag->ctls[i].l))
+			boot_link_send(ag->ctls[i].l, BOOT_MSG_VIEW_DOWN, w.p, w.len, NULL, 0);
+	core_w_free(&w);
+}
+
+static void on_watch_down(void *arg, const char *why)
+{
+	boot_agent_t *ag = arg;
+
+	core_log(
+	    CORE_LOG_ERROR,
+	    "agent: node %d was declared down (%s); ending its jobs and exiting ('lamkit grow' "
+	    "brings it back)",
+	    ag->uopts ? ag->uopts->node : 0, why);
+	ag->declared_down = 1;
+	stop_all(ag);
+}
+
+static void watch_start(boot_agent_t *ag, struct core_rbuf *r)
+{
+	const struct boot_agent_uopts *o = ag->uopts;
+	uint32_t n;
+	struct boot_wnode *nodes;
+	int cpus = core_cpu_count();
+
+	core_r_str(r);
+	n = core_r_u32(r);
+	if (r->err || n > 65536 || ag->watch || !o)
+		return;
+	nodes = calloc(n + 1, sizeof *nodes);
+	for (uint32_t i = 0; nodes && i < n && !r->err; i++) {
+		nodes[i].index = (int)core_r_u32(r);
+		snprintf(nodes[i].host, sizeof nodes[i].host, "%s", core_r_str(r));
+		snprintf(nodes[i].addr, sizeof nodes[i].addr, "%s", core_r_str(r));
+		nodes[i].port = (int)core_r_u32(r);
+		nodes[i].cpus = (int)core_r_u32(r);
+	}
+	uint32_t interval = core_r_u32(r), timeout = core_r_u32(r), flags = core_r_u32(r);
+	uint32_t me = core_r_u32(r); /* our node (a group launch's agent learns it here) */
+	if (r->err)                  /* an origin that sends no settings: the defaults */
+		interval = timeout = flags = 0, me = (uint32_t)o->node;
+	for (uint32_t i = 0; nodes && i < n; i++)
+		if (nodes[i].index == (int)me)
+			cpus = nodes[i].cpus;
+	struct boot_watch_opts wo = {.ev = ag->ev,
+	                             .key = o->key,
+	                             .me = (int)me,
+	                             .inc = ag->inc,
+	                             .port = o->port,
+	                             .cpus = cpus,
+	                             .interval_ms = (int)interval,
+	                             .timeout_ms = (int)timeout,
+	                             .on_down = on_watch_down,
+	                             .on_change = on_watch_change,
+	                             .arg = ag};
+	if (nodes && interval != UINT32_MAX)
+		ag->watch = boot_watch_create(&wo);
+	if (ag->watch && boot_watch_start(ag->watch, nodes, (int)n, !(flags & 1)) < 0) {
+		boot_watch_destroy(ag->watch);
+		ag->watch = NULL;
+	}
+	if (!ag->watch && interval != UINT32_MAX)
+		core_log(CORE_LOG_ERROR, "agent: cannot start the watch: out of memory");
+	free(nodes);
+}
+
+/* A watch frame on a controller link: the watch answers it, or takes the link over. */
+static void watch_frame(boot_agent_t *ag, boot_link_t *l, unsigned type, struct core_rbuf *r)
+{
+	if (!ag->watch) { /* not started yet: no head known here */
+		struct core_wbuf w = {0};
+		core_w_u32(&w, 0);
+		core_w_u32(&w, 0);
+		if (type == BOOT_MSG_WATCH_JOIN || type == BOOT_MSG_WATCH_PROBE)
+			boot_link_send(l, BOOT_MSG_WATCH_NOTHEAD, w.p, w.len, NULL, 0);
+		core_w_free(&w);
+		return;
+	}
+	struct ctlr *c = boot_link_arg(l);
+	if (boot_watch_frame(ag->watch, l, type, r))
+		ctl_detach(ag, l, c);
+}
+
+/* ====} */
+
 /* {==== the universe's name service (this agent is the head: jobs' NAMES frames come here);
  * names outlive the jobs that published them, until unpublished or the agent exits */
 
@@ -417,8 +531,14 @@ static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t le
 		do_launch(ag, l, &r);
 		return;
 	case BOOT_MSG_UNIVERSE:
-		if (c->is_origin)
+		if (c->is_origin) {
 			ag->booted = 1;
+			watch_start(ag, &r);
+		}
+		return;
+	case BOOT_MSG_WATCH_JOIN:
+	case BOOT_MSG_WATCH_PROBE:
+		watch_frame(ag, l, type, &r);
 		return;
 	case BOOT_MSG_NAMES:
 		boot_agent_names_serve(ag, l, &r);
@@ -478,7 +598,9 @@ static void on_ctl_drain(boot_link_t *l, void *arg)
 
 static void on_ctl_ready(boot_link_t *l, void *arg)
 {
-	send_hello(l);
+	struct ctlr *c = arg;
+
+	send_hello(c->ag, l);
 }
 
 static const struct boot_link_cbs ctl_cbs = {.on_ready = on_ctl_ready,
@@ -626,6 +748,8 @@ static void agent_teardown(boot_agent_t *ag)
 	}
 	free(ag->names);
 	boot_pmix_stop(ag);
+	boot_watch_destroy(ag->watch);
+	ag->watch = NULL;
 	remove_agent_record(ag);
 	char log[sizeof ag->root + 8];
 	snprintf(log, sizeof log, "%s/log", ag->root);
@@ -653,7 +777,7 @@ int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o)
 		boot_link_destroy(l);
 		rc = CORE_EXIT_SYSTEM;
 	} else {
-		send_hello(l);
+		send_hello(&ag, l);
 		if (core_ev_run(ag.ev) < 0)
 			rc = CORE_EXIT_SYSTEM;
 	}
@@ -664,7 +788,7 @@ int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o)
 
 int boot_agent_serve(const struct boot_agent_uopts *o)
 {
-	boot_agent_t ag = {.uopts = o, .ev = o->ev, .booted = o->booted};
+	boot_agent_t ag = {.uopts = o, .ev = o->ev, .booted = o->booted, .inc = boot_wall_ms()};
 	int rc = agent_setup(&ag, o->name);
 
 	if (rc)

@@ -10,6 +10,7 @@
 #include "ev.h"
 #include "link.h"
 #include "proto.h"
+#include "watch.h"
 
 #include <sys/types.h>
 
@@ -70,6 +71,9 @@ struct boot_agent {
 	} * names; /* the universe's published names (served here when this is the head) */
 	int nnames;
 	struct boot_pmix *pmix; /* the PMIx server (pmix_host.c), once a job needs it */
+	boot_watch_t *watch;    /* universe: the watch among agents, once UNIVERSE came */
+	int64_t inc;            /* this agent's incarnation (start, unix ms) */
+	int declared_down;      /* the watch declared this node down: end everything, exit */
 };
 
 /* The universe's name service, this agent being the head: serve one NAMES frame (r after

@@ -554,7 +554,9 @@ static int ctx_agent_args(lua_State *L)
 		                                : s->o.purge ? "--purge"
 		                                             : NULL;
 	else if (s->foreground)
-		extra[0] = "--foreground";
+		extra[0] = "--foreground", extra[1] = s->o.replace ? "--replace" : NULL;
+	else if (s->o.replace)
+		extra[0] = "--replace";
 	for (int e = 0; e < 3 && extra[e]; e++) {
 		lua_pushstring(L, extra[e]);
 		lua_rawseti(L, -2, k++);
@@ -913,9 +915,16 @@ void boot_srv_commit(boot_srv_t *s, const struct boot_universe *u)
 		core_w_u32(&w, (uint32_t)u->nodes[i].port);
 		core_w_u32(&w, (uint32_t)u->nodes[i].cpus);
 	}
-	for (int i = 0; i < s->nn; i++)
+	/* the watch: its settings (UINT32_MAX: none), and whether these agents join a running
+	 * universe (grow: they look for its head) */
+	core_w_u32(&w, u->watch_off ? UINT32_MAX : (uint32_t)u->watch_interval_ms);
+	core_w_u32(&w, (uint32_t)u->watch_timeout_ms);
+	core_w_u32(&w, !strcmp(s->o.cmd, "grow") ? 1 : 0);
+	for (int i = 0; i < s->nn; i++) { /* and its own node: one of a group launch knows none */
+		uint32_t me = (uint32_t)(s->o.first_node + i);
 		if (s->n[i].link)
-			boot_link_send(s->n[i].link, BOOT_MSG_UNIVERSE, w.p, w.len, NULL, 0);
+			boot_link_send(s->n[i].link, BOOT_MSG_UNIVERSE, w.p, w.len, &me, sizeof me);
+	}
 	core_w_free(&w);
 	for (int i = 0; i < s->nn; i++)
 		if (s->n[i].link)

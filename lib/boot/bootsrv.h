@@ -20,6 +20,7 @@ struct boot_srv_opts {
 	int verbose;        /* print a line per node */
 	int dry_run;        /* wipe: only report */
 	int purge;          /* wipe: also remove the node's cache of shipped binaries */
+	int replace;        /* grow of a node down: its agent wipes the old one's leftovers */
 	const char *logdir; /* where launch logs go (created) */
 };
 

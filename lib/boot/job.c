@@ -300,6 +300,13 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 	case BOOT_MSG_SPAWN_REPLY:
 		boot_job_spawn_reply(j, r);
 		break;
+	case BOOT_MSG_PROC_FAILED: { /* the ranks tell with a get of PMI_dead_processes */
+		const char *ranks = core_r_str(r);
+		if (!r->err && pmi_server_preput(j->pmi, "PMI_dead_processes", ranks) < 0)
+			core_log(CORE_LOG_ERROR, "agent: job %u: cannot store PMI_dead_processes",
+			         j->js.jobid);
+		break;
+	}
 	default:
 		core_log(CORE_LOG_DEBUG, "agent: job %u: unexpected frame type %u", j->js.jobid,
 		         type);

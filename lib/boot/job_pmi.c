@@ -77,9 +77,8 @@ static void tree_lost(boot_job_t *j, const char *why)
 	struct core_wbuf w = {0};
 
 	core_w_u32(&w, j->js.jobid);
-	core_w_u32(&w, (uint32_t)(j->nranks ? j->r[0].rank : 0));
 	core_w_str(&w, why);
-	boot_job_send(j, BOOT_MSG_PMI_ERROR, &w, NULL, 0);
+	boot_job_send(j, BOOT_MSG_FENCE_LOST, &w, NULL, 0);
 	core_w_free(&w);
 }
 

@@ -322,7 +322,7 @@ static void fence_up(struct agent *a, struct core_rbuf *r)
 		memcpy(c->kvs + c->kvslen, core_r_bytes(r, n), n);
 	c->kvslen += n;
 	a->fence_up = 1;
-	if (++c->nup == c->nag) /* every agent's ranks are in: the KVS is complete */
+	if (++c->nup == c->nag - c->nlost) /* every agent's ranks are in: the KVS is complete */
 		fence_down(c);
 }
 
@@ -376,6 +376,11 @@ static void hello(struct agent *a, const char *d, size_t len)
 
 	if (r.err)
 		return;
+	core_r_u32(&r); /* cpus */
+	if (c->u && version == BOOT_PROTO_VERSION) {
+		a->hello = 1;
+		boot_ctl_view(a, &r); /* the watch's view; starts the agents once it holds */
+	}
 	if (c->host_from_hello)
 		snprintf(a->host, sizeof a->host, "%s", host);
 	if (c->o->verbose)
@@ -395,8 +400,15 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 	struct core_rbuf r = {.p = d, .len = len};
 	uint32_t jobid = core_r_u32(&r);
 
+	a->heard = core_now_ms();
 	if (type == BOOT_MSG_HELLO) {
 		hello(a, d, len);
+		return;
+	}
+	if (type == BOOT_MSG_VIEW_DOWN) {
+		struct core_rbuf v = {.p = d, .len = len};
+		if (c->u)
+			boot_ctl_view(a, &v);
 		return;
 	}
 	if (type == BOOT_MSG_IO_PIPE) { /* its fd is taken even if the frame is not ours */
@@ -479,6 +491,9 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 			fputs(text, stderr);
 		break;
 	}
+	case BOOT_MSG_FENCE_LOST:
+		boot_ctl_fence_lost(a, core_r_str(&r));
+		break;
 	case BOOT_MSG_FENCE_UP:
 		fence_up(a, &r);
 		break;
@@ -510,28 +525,113 @@ void boot_ctl_unreachable(struct agent *a, const char *why)
 	    a->where, why);
 }
 
+/* "2,3,6-7": the ranks of every agent lost so far, ascending, runs of 3 or more as ranges. */
+static char *lost_ranks(struct ctl *c)
+{
+	char *lost = calloc((size_t)c->o->js->size + 1, 1), *out;
+	size_t cap = 64, n = 0;
+
+	out = malloc(cap);
+	if (!lost || !out) {
+		free(lost);
+		free(out);
+		return NULL;
+	}
+	out[0] = '\0';
+	for (int i = 0; i < c->nag; i++)
+		for (int k = 0; c->ag[i].lost && k < c->ag[i].nranks; k++)
+			lost[c->ag[i].ranks[k]] = 1;
+	for (int r = 0; r < c->o->js->size; r++) {
+		if (!lost[r])
+			continue;
+		int e = r;
+		while (e + 1 < c->o->js->size && lost[e + 1])
+			e++;
+		if (n + 32 > cap) {
+			char *nb = realloc(out, cap *= 2);
+			if (!nb)
+				break;
+			out = nb;
+		}
+		n += (size_t)snprintf(out + n, cap - n, e >= r + 2 ? "%s%d-%d" : "%s%d",
+		                      n ? "," : "", r, e);
+		if (e == r + 1)
+			n += (size_t)snprintf(out + n, cap - n, ",%d", e);
+		r = e;
+	}
+	free(lost);
+	return out;
+}
+
+void boot_ctl_continue_without(struct agent *a, const char *why)
+{
+	struct ctl *c = a->c;
+	char *list;
+
+	a->lost = 1;
+	c->nlost++;
+	list = lost_ranks(c);
+	boot_ctl_msg(c,
+	             "%sthe agent on %s %s; its %d rank(s) are lost (ranks lost so far: %s), the "
+	             "job goes on (--on-node-failure continue)",
+	             c->label, a->host, why, a->nranks, list ? list : "?");
+	agent_gone(a);
+	for (int i = 0; list && i < c->nag; i++) {
+		struct agent *o = &c->ag[i];
+		struct core_wbuf w = {0};
+		if (o->done || !o->link || !o->started)
+			continue;
+		core_w_u32(&w, c->o->js->jobid);
+		core_w_str(&w, list);
+		boot_link_send(o->link, BOOT_MSG_PROC_FAILED, w.p, w.len, NULL, 0);
+		core_w_free(&w);
+	}
+	free(list);
+	if (c->nlost == c->nag) { /* nobody is left to go on */
+		boot_ctl_fail(c, CORE_EXIT_SYSTEM, "every node of the job failed");
+	} else if (c->nup && c->nup == c->nag - c->nlost) {
+		fence_down(c); /* the others were waiting for it in a fence */
+	}
+	check_over(c);
+}
+
+void boot_ctl_lose(struct agent *a, const char *why)
+{
+	struct ctl *c = a->c, *rt = boot_ctl_root(c);
+
+	if (!c->killed && !rt->failed && !rt->killed) /* not a consequence of ending the job */
+		boot_ctl_msg(c, "%sthe agent on %s %s; job ended", c->label, a->host, why);
+	if (!rt->failed && !rt->late)
+		rt->exit_code = CORE_EXIT_SYSTEM;
+	rt->failed = 1;
+	agent_gone(a);
+	kill_job(c); /* the others' ranks cannot go on without these */
+	check_over(c);
+}
+
 static void on_close(boot_link_t *l, int err, const char *why, void *arg)
 {
 	struct agent *a = arg;
 	struct ctl *c = a->c;
+	char what[300];
 
 	if (a->done) {
 		agent_gone(a);
 		return;
 	}
+	if (!a->started && c->u) { /* down already? the watch's view tells */
+		boot_ctl_early_failure(a, boot_ctl_after_peer(why, a->where));
+		return;
+	}
 	if (!a->started) { /* the connection or its handshake failed */
 		boot_ctl_unreachable(a, boot_ctl_after_peer(why, a->where));
-	} else {
-		struct ctl *rt = boot_ctl_root(c);
-		boot_ctl_msg(c, "%sthe agent on %s went away%s%s; job ended", c->label, a->host,
-		             err ? ": " : "", err ? strerror(err) : "");
-		if (!rt->failed && !rt->late)
-			rt->exit_code = CORE_EXIT_SYSTEM;
-		rt->failed = 1;
+		agent_gone(a);
+		kill_job(c);
+		check_over(c);
+		return;
 	}
-	agent_gone(a);
-	kill_job(c); /* the others' ranks cannot go on without these */
-	check_over(c);
+	snprintf(what, sizeof what, "went away%s%s", err ? ": " : "", err ? strerror(err) : "");
+	boot_ctl_node_failed(a, what);
 }
 
 /* Send the agent its part of the job. */
@@ -541,6 +641,16 @@ void boot_ctl_start_agent(struct agent *a)
 	struct boot_jobspec js = *c->o->js;
 	struct core_wbuf w = {0};
 
+	char head[300];
+	if (c->u) { /* the name service: the first node up */
+		for (int i = 0; i < c->u->nnodes; i++)
+			if (!boot_wsummary_find(&boot_ctl_root(c)->view, c->u->nodes[i].index)) {
+				snprintf(head, sizeof head, "%s:%d", c->u->nodes[i].addr,
+				         c->u->nodes[i].port);
+				js.names_at = head;
+				break;
+			}
+	}
 	if (c->placed) {
 		js.ranks = a->ranks;
 		js.nranks = a->nranks;
@@ -561,6 +671,11 @@ void boot_ctl_start_agent(struct agent *a)
 	}
 	core_w_free(&w);
 	a->started = 1;
+	if (c->u) {
+		c->sent_any = 1;
+		a->heard = core_now_ms();
+		boot_ctl_keepalive(c);
+	}
 	if (a == &c->ag[0] && c->parent) /* spawned ranks read no stdin (Hydra's too) */
 		send_u32(a, BOOT_MSG_STDIN, 0, NULL);
 	else if (a == &c->ag[0] && c->o->singinit_fd < 0)
@@ -573,7 +688,7 @@ static void on_ready(boot_link_t *l, void *arg)
 
 	if (a->c->killed)
 		agent_gone(a);
-	else
+	else if (!a->c->u) /* a universe's agent starts at its HELLO, once the view holds */
 		boot_ctl_start_agent(a);
 	check_over(a->c);
 }
@@ -681,6 +796,8 @@ int boot_ctl_end(struct ctl *c)
 	c->subs = NULL;
 	c->nsubs = 0;
 	for (int i = 0; c->ag && i < c->nag; i++) {
+		if (c->ag[i].lost_timer)
+			core_ev_timer_cancel(c->ev, c->ag[i].lost_timer);
 		boot_link_destroy(c->ag[i].link);
 		c->ag[i].link = NULL;
 		if (c->ag[i].fd >= 0)
@@ -693,6 +810,13 @@ int boot_ctl_end(struct ctl *c)
 	free(c->ag);
 	free(c->mapping);
 	free(c->kvs);
+	if (c->view_timer)
+		core_ev_timer_cancel(c->ev, c->view_timer);
+	if (c->ka_timer)
+		core_ev_timer_cancel(c->ev, c->ka_timer);
+	boot_link_destroy(c->vlink);
+	free(c->hosts_copy);
+	boot_wsummary_free(&c->view);
 	boot_outbuf_destroy(c->out);
 	free(c->pids);
 	if (c->parent) { /* the loop is the family's */

@@ -8,6 +8,7 @@
 #include "place.h"
 #include "proto.h"
 #include "universe.h"
+#include "watch.h"
 
 #include <sys/types.h>
 
@@ -32,7 +33,13 @@ struct boot_run_opts {
 	int verbose;
 	int singinit_fd; /* >= 0: adopt this singleton's PMI socket as rank 0 (local only) */
 	pid_t singinit_pid;
+	/* universe: what happens when a node of the job fails (--on-node-failure) */
+	int on_node_failure;
+	/* universe: the watch's view when mpiexec asked already (boot_universe_view), or NULL */
+	const struct boot_wsummary *view;
 };
+
+enum { BOOT_NODEFAIL_ABORT = 0, BOOT_NODEFAIL_CONTINUE = 1 };
 
 /* Run the job on one transient local agent (forked from us). Returns the exit status. */
 int boot_run_local(const struct boot_run_opts *o);
@@ -46,6 +53,15 @@ int boot_run_universe(const struct boot_run_opts *o, const struct boot_universe 
 
 /* The nodes of a universe as placement sees them (pointing into u). malloc'd; free(). */
 struct boot_place_node *boot_universe_place_nodes(const struct boot_universe *u);
+/* Ask the universe's agents (in parallel, at most timeout_ms) for the watch's view: the first
+ * HELLO that comes. 0, or -1 when no agent answered (v then knows nothing). */
+int boot_universe_view(const struct boot_universe *u, int timeout_ms, struct boot_wsummary *v);
+/* Nodes the view has down no longer take ranks (their schedule is cleared). -1 with one line in
+ * err when the -hosts filter names one of them; else how many of the nodes that would take
+ * ranks were taken out (nodes has u->nnodes entries, in u's order). */
+int boot_universe_place_up(const struct boot_universe *u, const struct boot_wsummary *v,
+                           struct boot_place_node *nodes, const char *hosts, char *err,
+                           size_t errlen);
 /* The nodes --local-agents k[:slots] stands for: "<hostname>:1".."<hostname>:k" with slots
  * each (<= 0: this host's CPU count). One malloc'd block (names included); free(). */
 struct boot_place_node *boot_local_agent_nodes(int k, int slots);

@@ -6,6 +6,7 @@
 #include "jobctl.h"
 #include "link.h"
 #include "outbuf.h"
+#include "watch.h"
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -29,6 +30,12 @@ struct agent {
 	int ran;               /* sent STARTED: its ranks are forked */
 	char fence_parent[80]; /* universe jobs: "addr:port" of its parent in the fence tree */
 	int fence_children;
+	int hello;          /* universe: its HELLO came (with the watch's view) */
+	int64_t heard;      /* universe: when a frame last came from it (monotonic ms) */
+	int lost;           /* --on-node-failure continue: its node failed, its ranks are lost */
+	char early[300];    /* universe: why its link failed before the view came */
+	int64_t lost_timer; /* its fence parent's link broke: whose failure, decided then */
+	char lost_why[300];
 };
 
 struct ctl {
@@ -72,6 +79,19 @@ struct ctl {
 	/* mpiexec's own job: the jobs its ranks (and theirs) spawned */
 	struct ctl **subs;
 	int nsubs;
+	/* a universe: the watch's view (the root's is the family's), the placement options kept
+	 * to place again around nodes found down before anything started, how often that
+	 * happened, whether any agent got its part, a link opened only to learn the view, the
+	 * keepalive timer and the watch's bounds */
+	struct boot_wsummary view;
+	struct boot_place_opts popts;
+	int rounds, sent_any, said_down; /* sent_any -1: being placed again */
+	boot_link_t *vlink;
+	int vnext;
+	int64_t view_timer, ka_timer;
+	int ka_interval, ka_timeout;
+	char *hosts_copy;
+	int nlost; /* --on-node-failure continue: agents whose node failed */
 };
 
 /* One line "lamkit mpiexec: ..." on stderr. */
@@ -104,6 +124,33 @@ struct ctl *boot_ctl_root(struct ctl *c);
  * exit_code set). Does not run the loop. */
 int boot_ctl_start(struct ctl *c, struct boot_place_node *nodes, int nnodes,
                    const struct boot_place_opts *p, const struct boot_universe *u);
+
+/* A frame from agent a of a universe job carried the watch's view (HELLO's tail or VIEW_DOWN,
+ * r at the summary): keep it, place again around the nodes down if nothing started yet, or
+ * end (or go on without) the agents of nodes now down. */
+void boot_ctl_view(struct agent *a, struct core_rbuf *r);
+/* Agent a's node failed while the job runs (why: one line): the job ends, or with
+ * --on-node-failure continue goes on without its ranks. */
+void boot_ctl_node_failed(struct agent *a, const char *why);
+/* Universe: a's link failed before its part started: place again, learn the view, or fail. */
+void boot_ctl_early_failure(struct agent *a, const char *why);
+/* Agent a lost the link to its parent in the job's fence tree: a consequence when the parent
+ * fails (its own failure says so), else after a grace the job's failure. */
+void boot_ctl_fence_lost(struct agent *a, const char *why);
+/* Universe: start the keepalive on the agents' links. */
+void boot_ctl_keepalive(struct ctl *c);
+/* Universe: take the nodes down in the view out of nodes (u->nnodes entries), keeping p (a
+ * copy) for placing again; says once which are down. 0, or -1 (said, exit code set). */
+int boot_ctl_universe_nodes(struct ctl *c, struct boot_place_node *nodes,
+                            const struct boot_place_opts *p);
+/* Universe: every agent link of c is being made: wait for the view (bounded). */
+void boot_ctl_universe_connected(struct ctl *c);
+/* Agent a is gone while its part ran (why: one line after "the agent on HOST"): the job ends
+ * with 111 unless an earlier failure decided it. */
+void boot_ctl_lose(struct agent *a, const char *why);
+/* --on-node-failure continue: agent a's node failed (why as above): its ranks are lost, the
+ * others are told (PROC_FAILED: PMI_dead_processes) and go on; fences count the others. */
+void boot_ctl_continue_without(struct agent *a, const char *why);
 
 /* jobctl_io.c: an IO_PIPE frame from agent a (r after the jobid) brought fd, the read end of
  * a rank's stdout or stderr: read it here until EOF, then tell the agent (IO_EOF). fd < 0:

@@ -288,6 +288,10 @@ static int start_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes
 		c->exit_code = CORE_EXIT_SYSTEM;
 		return -1;
 	}
+	if (u && boot_ctl_universe_nodes(c, nodes, p) < 0) { /* around the nodes down */
+		free(nodes);
+		return -1;
+	}
 	int rc = place_agents(c, nodes, nnodes, p, err, sizeof err);
 	free(nodes);
 	if (rc < 0) {
@@ -305,7 +309,10 @@ static int start_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes
 	}
 	/* universe jobs fence over a k-ary tree of their agents (position 0 = rank 0's agent is
 	 * the root): no central merge, the controller sees no FENCE_UP */
-	for (int i = 0; u && c->nag > 1 && i < c->nag; i++) {
+	/* --on-node-failure continue: the controller merges (a star), so that a failed agent never
+	 * holds up the fences of the others */
+	int tree = boot_ctl_root(c)->o->on_node_failure != BOOT_NODEFAIL_CONTINUE;
+	for (int i = 0; u && tree && c->nag > 1 && i < c->nag; i++) {
 		struct agent *a = &c->ag[i];
 		if (i > 0) {
 			const struct boot_unode *pn =
@@ -336,6 +343,8 @@ static int start_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes
 			break;
 		}
 	}
+	if (u)
+		boot_ctl_universe_connected(c);
 	return 0;
 }
 
@@ -358,14 +367,17 @@ int boot_run_universe(const struct boot_run_opts *o, const struct boot_universe 
 {
 	struct ctl c;
 
-	static char head[300];
-
-	if (u->nnodes > 0) { /* the universe's name service: its first node's agent */
-		snprintf(head, sizeof head, "%s:%d", u->nodes[0].addr, u->nodes[0].port);
-		o->js->names_at = head;
-	}
 	if (boot_ctl_init(&c, o, 0) == 0) {
 		c.u = u;
+		if (o->view && o->view->known) { /* mpiexec asked already */
+			c.view = *o->view;
+			c.view.down = malloc((size_t)(o->view->ndown + 1) * sizeof *c.view.down);
+			if (c.view.down)
+				memcpy(c.view.down, o->view->down,
+				       (size_t)o->view->ndown * sizeof *c.view.down);
+			else
+				memset(&c.view, 0, sizeof c.view);
+		}
 		if (start_placed(&c, boot_universe_place_nodes(u), u->nnodes, p, u) == 0)
 			boot_ctl_loop(&c);
 	}

@@ -206,13 +206,18 @@ int boot_link_flush(boot_link_t *l, int timeout_ms)
 
 int boot_link_shutdown_write(boot_link_t *l)
 {
-	int fd = !l ? -1 : l->sec ? boot_sconn_fd(l->sec) : core_conn_fd(l->plain);
+	int fd = boot_link_fd(l);
 
 	if (fd < 0) {
 		errno = EPIPE;
 		return -1;
 	}
 	return shutdown(fd, SHUT_WR);
+}
+
+int boot_link_fd(const boot_link_t *l)
+{
+	return !l ? -1 : l->sec ? boot_sconn_fd(l->sec) : core_conn_fd(l->plain);
 }
 
 const char *boot_link_peer(const boot_link_t *l)

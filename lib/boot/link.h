@@ -55,6 +55,8 @@ int boot_link_flush(boot_link_t *l, int timeout_ms);
  * peer may lose what it had not read yet. 0, or -1 with errno. */
 int boot_link_shutdown_write(boot_link_t *l);
 const char *boot_link_peer(const boot_link_t *l);
+/* The link's socket (for TCP_INFO), or -1 once closed. */
+int boot_link_fd(const boot_link_t *l);
 /* Change the callback argument (e.g. once an accepted link knows what it serves). */
 void boot_link_set_arg(boot_link_t *l, void *arg);
 void *boot_link_arg(const boot_link_t *l);

@@ -9,8 +9,9 @@
 #include "msg.h"
 
 #define BOOT_PROTO_VERSION                                                                         \
-	3 /* 2: SPAWN and NAMES frames, spawner, names_at, preput;                                 \
-	     3: placement and slots in the job spec, REPORT */
+	4 /* 2: SPAWN and NAMES frames, spawner, names_at, preput;                                 \
+	     3: placement and slots in the job spec, REPORT;                                       \
+	     4: the watch; HELLO and UNIVERSE carry its view and settings */
 
 /* Frame types. A = agent, M = mpiexec (the job's controller). */
 enum boot_msg {
@@ -60,6 +61,21 @@ enum boot_msg {
 	BOOT_MSG_CLEAN_REPLY = 43, /* A->C: u32 jobs, u32 ranks that were running */
 	BOOT_MSG_JOB_SIGNAL = 44,  /* C->A: u32 jobid, u32 signo */
 	BOOT_MSG_JOB_SIGNAL_REPLY = 45, /* A->C: u32 jobid, u32 ranks signalled (0: none here) */
+	/* the watch among agents (lib/boot/watch.h; doc/PROTOCOL-agent.md, "The watch") */
+	BOOT_MSG_WATCH_JOIN = 46,    /* A->head: u32 node, i64 inc, u32 term, str host, u32 port,
+	                                u32 cpus */
+	BOOT_MSG_WATCH_VIEW = 47,    /* head->A: the view (boot_wview_encode) */
+	BOOT_MSG_WATCH_PING = 48,    /* either way: (empty) */
+	BOOT_MSG_WATCH_NOTHEAD = 49, /* A->A: u32 head (0: none yet), u32 term */
+	BOOT_MSG_WATCH_DOWN = 50,    /* head->A: i64 since, str why: you were declared down */
+	BOOT_MSG_WATCH_BYE = 51,     /* A->A: u32 node, str why ("halt", "left") */
+	BOOT_MSG_WATCH_PROBE = 52,   /* A->A: u32 node, i64 inc, u32 role, u32 head, u32 term */
+	BOOT_MSG_WATCH_STATUS = 53,  /* A->A: the same fields, the answer to PROBE */
+	BOOT_MSG_VIEW_DOWN = 54,     /* A->C: the view's summary (boot_wsummary_encode), changed */
+	BOOT_MSG_FENCE_LOST = 55,    /* A->M: u32 jobid, str why: the link to its fence parent
+	                                broke (the controller decides whose failure that is) */
+	BOOT_MSG_PROC_FAILED = 56,   /* M->A: u32 jobid, str ranks lost so far ("2,3,6-7"):
+	                                --on-node-failure continue, PMI_dead_processes */
 };
 
 /* What RANK_EXIT says about the rank's PMI session. */

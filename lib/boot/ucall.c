@@ -2,6 +2,7 @@
 #include "ucall.h"
 #include "core.h"
 #include "link.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,11 +22,14 @@ struct call {
 	int sent, ready;
 	struct call *all; /* every call of this boot_ucall_ex, nall of them (q->together) */
 	int nall;
+	struct boot_wsummary *view; /* shared by all calls */
 };
 
 /* q->together: once every link still open is ready, send the request on all of them at once. */
 static void send_now(struct call *c)
 {
+	if (!c->q->type)
+		return;
 	c->t_sent = core_now_ns() / 1000;
 	if (boot_link_send(c->l, c->q->type, c->q->payload, c->q->plen, NULL, 0) == 0)
 		c->sent = 1;
@@ -91,10 +95,45 @@ static void on_ready(boot_link_t *l, void *arg)
 		send_now(c);
 }
 
+/* The watch's view came (HELLO's tail, or VIEW_DOWN): stop waiting for the nodes it names
+ * down. */
+static void got_view(struct call *c, struct core_rbuf *r)
+{
+	if (boot_wsummary_decode(r, c->view) < 0)
+		return;
+	if (!c->q->type) { /* only the view was wanted */
+		core_ev_stop(c->ev);
+		return;
+	}
+	for (int i = 0; i < c->nall; i++) {
+		struct call *o = &c->all[i];
+		const struct boot_wdown *d = o->n ? boot_wsummary_find(c->view, o->n->index) : NULL;
+		char at[200];
+		if (!d || o->r->ok || o->r->down || o == c)
+			continue;
+		boot_wdown_text(d, at, sizeof at);
+		o->r->down = 1;
+		snprintf(o->r->why, sizeof o->r->why, "%s: down: %s", o->n->host, at);
+		if (o->l)
+			finish(o);
+	}
+}
+
 static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
 {
 	struct call *c = arg;
 
+	if (type == BOOT_MSG_HELLO || type == BOOT_MSG_VIEW_DOWN) {
+		struct core_rbuf r = {.p = d, .len = len};
+		if (type == BOOT_MSG_HELLO) {
+			core_r_u32(&r);
+			core_r_str(&r);
+			core_r_u32(&r);
+			core_r_u32(&r);
+		}
+		got_view(c, &r);
+		return;
+	}
 	if (!c->q->reply_type || type != c->q->reply_type)
 		return; /* HELLO, or frames we did not ask for */
 	c->r->rtt = core_now_ns() / 1000 - c->t_sent;
@@ -115,7 +154,7 @@ static void on_close(boot_link_t *l, int err, const char *why, void *arg)
 	if (!c->q->reply_type && c->sent && !err) {
 		c->r->ok = 1;
 		c->r->ms = core_now_ms() - c->t0;
-	} else if (!c->r->ok) {
+	} else if (!c->r->ok && !c->r->down) {
 		snprintf(c->r->why, sizeof c->r->why, "%s: %s", c->n->host, why);
 	}
 	finish(c);
@@ -144,6 +183,7 @@ int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
 	core_ev_t *ev = core_ev_create();
 	struct call *calls = calloc((size_t)u->nnodes + 1, sizeof *calls);
 	int open = 0, nok = 0;
+	struct boot_wsummary own = {0}, *view = q->view ? q->view : &own;
 
 	memset(res, 0, (size_t)u->nnodes * sizeof *res);
 	signal(SIGPIPE, SIG_IGN);
@@ -167,7 +207,8 @@ int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
 		                   .t0 = core_now_ms(),
 		                   .t0_us = core_now_ns() / 1000,
 		                   .all = calls,
-		                   .nall = u->nnodes};
+		                   .nall = u->nnodes,
+		                   .view = view};
 		snprintf(peer, sizeof peer, "%s:%d", n->addr, n->port);
 		int fd = boot_tcp_connect(n->addr, n->port, err, sizeof err);
 		if (fd < 0) {
@@ -192,7 +233,7 @@ int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
 			core_ev_timer_cancel(ev, tg);
 	}
 	for (int i = 0; calls && i < u->nnodes; i++) {
-		if (calls[i].l) {
+		if (calls[i].l && !res[i].down) {
 			snprintf(res[i].why, sizeof res[i].why,
 			         "%s (%s:%d): no answer within %d ms", u->nodes[i].host,
 			         u->nodes[i].addr, u->nodes[i].port, timeout_ms);
@@ -203,7 +244,17 @@ int boot_ucall_ex(const struct boot_universe *u, const struct boot_ucall_req *q,
 	free(calls);
 	if (ev)
 		core_ev_destroy(ev);
+	boot_wsummary_free(&own);
 	return nok;
+}
+
+int boot_ucall_down(const struct boot_ucall_res *res, int n)
+{
+	int d = 0;
+
+	for (int i = 0; i < n; i++)
+		d += res[i].down;
+	return d;
 }
 
 void boot_ucall_free(struct boot_ucall_res *res, int n)

@@ -157,6 +157,10 @@ int boot_universe_save(const struct boot_universe *u, const char *path, char *er
 		fputs("\ntransport ", f);
 		put_word(f, u->transport);
 	}
+	if (u->watch_off)
+		fputs("\nwatch off", f);
+	else if (u->watch_interval_ms || u->watch_timeout_ms)
+		fprintf(f, "\nwatch %d %d", u->watch_interval_ms, u->watch_timeout_ms);
 	fprintf(f, "\nbooted %lld\n", (long long)u->booted);
 	for (int i = 0; i < u->nnodes; i++) {
 		const struct boot_unode *n = &u->nodes[i];
@@ -235,6 +239,12 @@ static int parse_line(struct boot_universe *u, char *line, int *seen_key)
 	} else if (!strcmp(w[0], "transport") && n == 2) {
 		free(u->transport);
 		u->transport = strdup(w[1]);
+	} else if (!strcmp(w[0], "watch") && n == 2 && !strcmp(w[1], "off")) {
+		u->watch_off = 1;
+	} else if (!strcmp(w[0], "watch") && n == 3) {
+		if (num(w[1], 0, 3600000, &u->watch_interval_ms) < 0 ||
+		    num(w[2], 0, 3600000, &u->watch_timeout_ms) < 0)
+			return -1;
 	} else if (!strcmp(w[0], "booted") && n == 2) {
 		u->booted = strtoll(w[1], NULL, 10);
 	} else if (!strcmp(w[0], "node") && n >= 9) {

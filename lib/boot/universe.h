@@ -29,6 +29,9 @@ struct boot_universe {
 	char *schema;                    /* schema path as found ("" when none) */
 	char *transport; /* the schema's transport policy, "function" (call it), or NULL */
 	int64_t booted;  /* unix time */
+	/* the watch (schema `watch`): ms between heartbeats, ms of silence that declares a node
+	 * down; 0 = the defaults; watch_off: no watch at all (`watch = false`) */
+	int watch_interval_ms, watch_timeout_ms, watch_off;
 	struct boot_unode *nodes;
 	int nnodes;
 };

@@ -271,6 +271,7 @@ static int scan_tree(struct wipe *w)
 	while ((de = readdir(d))) {
 		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (w->o->only && strcmp(de->d_name, w->o->only)) ||
 		    fstatat(w->rootfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (st.st_uid != w->uid) {

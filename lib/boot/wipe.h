@@ -17,6 +17,9 @@ struct boot_wipe_opts {
 	/* Called with one line naming the pid or path per action, skip or failure; or NULL. */
 	void (*note)(void *arg, enum boot_wipe_note kind, const char *line);
 	void *arg;
+	/* Only this agent directory (its name under the root, e.g. "u<id>-n2"): what one agent
+	 * left, for the agent that takes its place; NULL = everything of this user. */
+	const char *only;
 };
 
 struct boot_wipe_report {

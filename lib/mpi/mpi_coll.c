@@ -112,13 +112,18 @@ int mpii_barrier(struct mpii_comm *c)
 	if (h)
 		return mpii_hier_barrier(h);
 
+	int err = MPI_SUCCESS;
 	for (int k = 1; k < c->size; k <<= 1) {
 		int rc = mpii_sendrecv(NULL, 0, b, (c->rank + k) % c->size, NULL, 0, b,
 		                       (c->rank - k + c->size) % c->size, T_BARRIER, c, 1, NULL);
-		if (rc != MPI_SUCCESS)
+		/* a failed rank (--on-node-failure continue): every round still goes on, so that
+		 * the others, who wait for this rank's later messages, are not left hanging */
+		if (rc != MPI_SUCCESS && rc != MPI_ERR_PROC_FAILED)
 			return rc;
+		if (rc != MPI_SUCCESS)
+			err = rc;
 	}
-	return MPI_SUCCESS;
+	return err;
 }
 
 static int bcast_binomial(void *buf, int count, struct mpii_dtype *d, int root, struct mpii_comm *c)

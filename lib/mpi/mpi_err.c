@@ -160,6 +160,8 @@ static void string_of(int code, char *out, size_t len)
 
 	if (code >= 0 && code < (int)(sizeof(class_msg) / sizeof(class_msg[0])))
 		snprintf(out, len, "%s", class_msg[code]);
+	else if (code == MPI_ERR_PROC_FAILED)
+		snprintf(out, len, "a process involved has failed (MPI_ERR_PROC_FAILED)");
 	else if (k >= 0 && k < ncodes)
 		snprintf(out, len, "%s",
 		         code_str[k] ? code_str[k] : ""); /* user codes start empty */

@@ -38,7 +38,10 @@ static int enabled(void)
 		const char *e = getenv("LAMKIT_COLL_HIER");
 		on = !(e && strcmp(e, "0") == 0);
 	}
-	return on;
+	/* a job that survives failed ranks: flat algorithms, whose every wait is on a message (a
+	 * node's ranks waiting in shared memory for a leader that returned an error would not
+	 * learn of it) */
+	return on && !mpii.ft;
 }
 
 /* A private part of c over the ranks world[0..n) of the job (taken over), me its rank there. */

@@ -28,6 +28,12 @@ static int kvs_get(void *arg, const char *key, char *val, size_t len)
 	return PMI_KVS_Get(kvsname, key, val, (int)len) == PMI_SUCCESS ? 0 : -1;
 }
 
+int mpii_pmi_get(const char *key, char *val, size_t len);
+int mpii_pmi_get(const char *key, char *val, size_t len)
+{
+	return kvs_get(NULL, key, val, len);
+}
+
 static int init_fail(const char *what)
 {
 	fprintf(stderr, "lamkit MPI_Init: %s\n", what);
@@ -121,6 +127,7 @@ static int do_init(int required, int *provided)
 	rc = wire_up();
 	if (rc != MPI_SUCCESS)
 		return rc;
+	mpii_ft_init();
 	mpii.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
 	if (mpii.thread_level < MPI_THREAD_SINGLE)
 		mpii.thread_level = MPI_THREAD_SINGLE;
@@ -188,6 +195,7 @@ int PMPI_Finalize(void)
 		PMI_Barrier();
 	tp_destroy(mpii.tp, 0);
 	mpii.tp = NULL;
+	mpii_ft_fini();
 	mpii_attr_fini();
 	mpii_comm_fini();
 	mpii_hier_fini();

@@ -159,8 +159,10 @@ void mpii_complete(struct lk_request *r)
 
 /* A tp_send failed: the transport's own line (it names both ranks and the addresses tried)
  * goes with the MPI_ERR_OTHER the caller reports. */
-static int send_failed(void)
+static int send_failed(int wpeer)
 {
+	if (mpii.ft && (mpii_ft_failed(wpeer) || (mpii_ft_recover() && mpii_ft_failed(wpeer))))
+		return MPI_ERR_PROC_FAILED; /* its node failed (--on-node-failure continue) */
 	mpii_err_detail(tp_error(mpii.tp));
 	return MPI_ERR_OTHER;
 }
@@ -180,7 +182,8 @@ static inline __attribute__((always_inline)) int send_tp(int wpeer, const void *
 
 static void ctl_send(int wpeer, struct hdr *h, size_t hlen)
 {
-	if (send_tp(wpeer, h, hlen, NULL, 0, NULL) < 0)
+	if (send_tp(wpeer, h, hlen, NULL, 0, NULL) < 0 &&
+	    !(mpii.ft && (mpii_ft_failed(wpeer) || mpii_ft_recover())))
 		mpii_fatal_tp();
 }
 
@@ -592,6 +595,12 @@ static int recv_start(struct lk_request *r)
 	}
 	if (mpii.unexp && match_unexp(r))
 		return MPI_SUCCESS;
+	if (mpii.nfailed && mpii_ft_failed(mpii_world_of(r->comm, r->peer))) {
+		r->st.MPI_SOURCE = r->peer;
+		r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		mpii_complete(r);
+		return MPI_SUCCESS; /* the request says it (MPI_Wait returns it) */
+	}
 	r->next = NULL;
 	r->prev = mpii.posted_tail;
 	if (mpii.posted_tail)
@@ -622,6 +631,8 @@ static int send_start(struct lk_request *r)
 		return MPI_SUCCESS;
 	}
 	r->wpeer = mpii_world_of(r->comm, r->peer);
+	if (mpii_ft_failed(r->wpeer))
+		return MPI_ERR_PROC_FAILED;
 	src = mpii_at(r->buf, r->d->true_lb);
 	if (!r->d->contig && r->bytes) {
 		r->tmp = malloc(r->bytes);
@@ -648,7 +659,7 @@ static int send_start(struct lk_request *r)
 		void *ck = h.flags == HF_SREQ && r->bytes > TP_COPY_MAX ? r : NULL;
 		int rc = send_tp(r->wpeer, &h, HLEN_EID, src, r->bytes, ck);
 		if (rc < 0)
-			return send_failed();
+			return send_failed(r->wpeer);
 		if (rc == 0 && h.flags == HF_SREQ) { /* taken: done now (rc 1: when it leaves) */
 			if (!r->tmp && !r->bsend && !r->freed)
 				r->done = 1; /* all that mpii_complete would do */
@@ -662,7 +673,8 @@ static int send_start(struct lk_request *r)
 	h.len = r->bytes;
 	h.sreq = r->cid;
 	h.addr = tp_can_get(mpii.tp, r->wpeer) ? (uint64_t)(uintptr_t)src : 0;
-	return send_tp(r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? send_failed() : MPI_SUCCESS;
+	return send_tp(r->wpeer, &h, HLEN_RTS, NULL, 0, NULL) < 0 ? send_failed(r->wpeer)
+	                                                          : MPI_SUCCESS;
 }
 
 int mpii_start(struct lk_request *r)
@@ -733,8 +745,10 @@ int mpii_irecv_alone(void *buf, int count, struct mpii_dtype *d, int src, int ta
 
 static void wait_done(struct lk_request *r)
 {
-	while (!r->done)
+	while (!r->done) {
 		mpii_progress_wait();
+		mpii_ft_check(r);
+	}
 }
 
 int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int tag,
@@ -753,7 +767,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 			                .ctx = c->ctx + (coll ? 1 : 0),
 			                .tag = tag};
 			if (send_tp(w, &h, HLEN_EAGER, mpii_at(buf, d->true_lb), bytes, NULL) < 0)
-				return send_failed();
+				return send_failed(w);
 			backpressure();
 			return MPI_SUCCESS;
 		}
@@ -766,7 +780,7 @@ int mpii_send(const void *buf, int count, struct mpii_dtype *d, int dest, int ta
 	if (rc != MPI_SUCCESS)
 		return rc;
 	wait_done(&r);
-	return MPI_SUCCESS;
+	return r.st.MPI_ERROR;
 }
 
 int mpii_recv(void *buf, int count, struct mpii_dtype *d, int src, int tag, struct mpii_comm *c,
@@ -800,15 +814,22 @@ int mpii_sendrecv(const void *sbuf, int scount, struct mpii_dtype *sd, int dest,
 	if (rc != MPI_SUCCESS) {
 		if (s)
 			mpii_req_free(s);
-		mpii_cancel_recv(&r);
+		if (rc != MPI_ERR_PROC_FAILED) {
+			mpii_cancel_recv(&r);
+			return rc;
+		}
+		wait_done(&r); /* the source may be alive and send: take it (no hang there) */
+		if (st && st != MPI_STATUS_IGNORE)
+			*st = r.st;
 		return rc;
 	}
 	wait_done(s);
+	rc = s->st.MPI_ERROR;
 	mpii_req_free(s);
 	wait_done(&r);
 	if (st && st != MPI_STATUS_IGNORE)
 		*st = r.st;
-	return r.st.MPI_ERROR;
+	return rc != MPI_SUCCESS ? rc : r.st.MPI_ERROR;
 }
 
 int mpii_wait(struct lk_request *r, MPI_Status *st)
@@ -822,6 +843,19 @@ int mpii_wait(struct lk_request *r, MPI_Status *st)
 	if (!r->persistent)
 		mpii_req_free(r);
 	return rc;
+}
+
+void mpii_fail_posted(int w)
+{
+	for (struct lk_request *r = mpii.posted, *nx; r; r = nx) {
+		nx = r->next;
+		if (r->peer < 0 || !r->comm || mpii_world_of(r->comm, r->peer) != w)
+			continue;
+		posted_unlink(r);
+		r->st.MPI_SOURCE = r->peer;
+		r->st.MPI_ERROR = MPI_ERR_PROC_FAILED;
+		mpii_complete(r);
+	}
 }
 
 int mpii_cancel_recv(struct lk_request *r)

@@ -77,6 +77,8 @@ static int step(int budget)
 {
 	int n = mpii_poll_tp(budget);
 
+	if (n < 0 && mpii.ft && mpii_ft_recover())
+		n = 1; /* a peer's node failed: forgotten, go on */
 	if (n < 0)
 		mpii_fatal_tp();
 	if (mpii.nbc)
@@ -160,6 +162,10 @@ static void progress(int wait, int budget)
 
 	if (step(budget) > 0) {
 		idle = 0;
+		return;
+	}
+	if (mpii.ft && wait && (idle + 1) % 64 == 0 && mpii_ft_poll(0) > 0) {
+		idle = 0; /* a failure: what waited on it completed */
 		return;
 	}
 	if (!mpii.yield) {

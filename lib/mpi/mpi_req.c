@@ -60,8 +60,10 @@ int PMPI_Wait(MPI_Request *req, MPI_Status *status)
 	struct mpii_comm *c = comm_of(r);
 
 	if (!inactive(r))
-		while (!r->done)
+		while (!r->done) {
 			mpii_progress_wait();
+			mpii_ft_check(r);
+		}
 	return mpii_err(c, finish(req, status), "MPI_Wait");
 }
 
@@ -71,8 +73,10 @@ int PMPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	struct lk_request *r = *req;
 	struct mpii_comm *c = comm_of(r);
 
-	if (!inactive(r) && !r->done)
+	if (!inactive(r) && !r->done) {
 		mpii_progress();
+		mpii_ft_check(r);
+	}
 	*flag = inactive(r) || r->done;
 	if (!*flag)
 		return MPI_SUCCESS;
@@ -104,8 +108,10 @@ int PMPI_Waitall(int n, MPI_Request reqs[], MPI_Status *sts)
 	for (int i = 0; i < n; i++) {
 		struct lk_request *r = reqs[i];
 		if (!inactive(r))
-			while (!r->done) /* the requests left bound the messages worth taking */
+			while (!r->done) { /* the requests left bound the messages worth taking */
 				mpii_progress_wait_n(n - i);
+				mpii_ft_check(r);
+			}
 	}
 	return finish_all(n, reqs, sts, "MPI_Waitall");
 }
@@ -115,6 +121,8 @@ int PMPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status *sts)
 {
 	mpii_progress();
 	for (int i = 0; i < n; i++) {
+		if (!inactive(reqs[i]))
+			mpii_ft_check(reqs[i]);
 		if (!inactive(reqs[i]) && !reqs[i]->done) {
 			*flag = 0;
 			return MPI_SUCCESS;
@@ -133,6 +141,7 @@ static int scan_any(int n, MPI_Request reqs[])
 		if (inactive(reqs[i]))
 			continue;
 		active = 1;
+		mpii_ft_check(reqs[i]);
 		if (reqs[i]->done)
 			return i;
 	}

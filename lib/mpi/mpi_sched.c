@@ -226,6 +226,7 @@ static int reap(struct mpii_sched *s)
 
 	for (int i = 0; i < s->npend; i++) {
 		struct lk_request *r = s->pend[i];
+		mpii_ft_check(r);
 		if (!r->done) {
 			s->pend[k++] = r;
 			continue;

@@ -753,6 +753,23 @@ int mpii_spawn_connect(const char *port, int id, char *pcards, int np, struct mp
 /* A spawned process: connect to the parents' port (MPI_Init). MPI code. */
 int mpii_spawn_init(const char *kvsname);
 
+/* ---- failed processes (mpi_ft.c; mpiexec --on-node-failure continue) ---- */
+/* LAMKIT_FT=1: learn failures, complete what waits on them with MPI_ERR_PROC_FAILED. */
+void mpii_ft_init(void);
+void mpii_ft_fini(void);
+/* Ask the launcher which ranks failed (PMI_dead_processes) when force or every 50 ms; mark
+ * the new ones. How many were new. */
+int mpii_ft_poll(int force);
+/* The transport failed: wait (bounded) for the launcher to name failed ranks and forget
+ * them. 1 when it did (go on), 0 when nothing new came (the failure is the job's). */
+int mpii_ft_recover(void);
+/* Job rank w failed: forget it in the transport, fail the receives posted for it. */
+void mpii_ft_mark(int w);
+/* r waits on a failed rank: complete it with MPI_ERR_PROC_FAILED. */
+void mpii_ft_fail_req(struct lk_request *r);
+/* mpi_p2p.c: fail every receive posted for job rank w (a specific source). */
+void mpii_fail_posted(int w);
+
 /* ---- global state ---- */
 struct mpii_unexp;
 
@@ -780,6 +797,9 @@ struct mpii_state {
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
 	int main_sleeping;      /* the main thread sleeps in the transport (under the tp lock) */
 	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
+	int ft;                 /* LAMKIT_FT=1: failed ranks are survived (mpi_ft.c) */
+	int nfailed;            /* ranks known failed */
+	unsigned char *failed;  /* per job rank, when ft */
 	char pname[MPI_MAX_PROCESSOR_NAME];
 };
 extern struct mpii_state mpii;
@@ -787,6 +807,18 @@ extern struct mpii_state mpii;
 static inline struct mpii_comm *mpii_comm(MPI_Comm h)
 {
 	return mpii_tab_get(&mpii.comms, h);
+}
+
+/* In a wait on r: when ranks have failed, r may never complete by itself. */
+static inline void mpii_ft_check(struct lk_request *r)
+{
+	if (__builtin_expect(mpii.nfailed != 0, 0) && !r->done)
+		mpii_ft_fail_req(r);
+}
+/* Whether job rank w is known failed. */
+static inline int mpii_ft_failed(int w)
+{
+	return __builtin_expect(mpii.nfailed != 0, 0) && w >= 0 && w < mpii.size && mpii.failed[w];
 }
 
 static inline struct mpii_dtype *mpii_dt(MPI_Datatype h)

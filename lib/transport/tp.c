@@ -305,6 +305,7 @@ void tp_destroy(tp_t *tp, int timeout_ms)
 	free(tp->local_ranks);
 	free(tp->kind);
 	free(tp->slot);
+	free(tp->gone);
 	free(tp);
 	errno = e;
 }
@@ -313,6 +314,8 @@ int tp_flush(tp_t *tp, int timeout_ms)
 {
 	long end = tp_now_ms() + timeout_ms;
 
+	if (tp->mp) /* the ACKs owed: nobody polls during the final fence */
+		tp_mp_flush_acks(tp);
 	while (tp_queued(tp) && tp_now_ms() < end) {
 		if (tp_poll(tp) < 0)
 			return -1;
@@ -337,6 +340,10 @@ int tp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *data, 
 	}
 	if (peer < 0 || peer >= tp->npeers || hlen > TP_HDR_MAX) {
 		errno = peer < 0 || peer >= tp->npeers ? EINVAL : EMSGSIZE;
+		return -1;
+	}
+	if (tp->gone && peer < tp->cfg.size && tp->gone[peer]) {
+		errno = EPIPE;
 		return -1;
 	}
 	if (peer >= tp->cfg.size && tp->kind[peer] == TP_TCP && tp->slot[peer] >= 0)
@@ -530,6 +537,23 @@ int tp_coop_help(tp_t *tp, int peer, uint32_t gen, const void *src, uint64_t rds
 	if (peer >= tp->cfg.size || tp->kind[peer] != TP_SHM)
 		return 0;
 	return tp_shm_coop_help(tp->shm, tp->slot[peer], gen, src, rdst, len);
+}
+
+void tp_forget(tp_t *tp, int peer)
+{
+	if (peer < 0 || peer >= tp->cfg.size || peer == tp->cfg.rank)
+		return;
+	if (!tp->gone && !(tp->gone = calloc((size_t)tp->cfg.size, 1)))
+		return;
+	if (tp->gone[peer])
+		return;
+	tp->gone[peer] = 1;
+	if (tp->tcp && (tp->kind[peer] == TP_TCP || tp->kind[peer] == TP_MULTI))
+		tp_tcp_forget(tp->tcp, peer);
+	if (tp->tcp2 && tp->kind[peer] == TP_MULTI)
+		tp_tcp_forget(tp->tcp2, peer);
+	if (tp->udp && (tp->kind[peer] == TP_UDP || tp->kind[peer] == TP_MULTI))
+		tp_udp_forget(tp->udp, peer);
 }
 
 const char *tp_path_name(const tp_t *tp, int peer)

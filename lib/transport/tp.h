@@ -71,6 +71,12 @@ int tp_policy_check(const char *spec, char *err, size_t errlen);
  * unlinks it). Remote connections are still made lazily on first send. 0, or -1 + err. */
 int tp_connect(tp_t *tp, char *err, size_t errlen);
 
+/* Peer rank `peer` is gone for good (mpiexec --on-node-failure continue: its node failed):
+ * drop what is queued to it (payloads held by reference are released through ops.sent),
+ * close its connections and refuse new ones from it, and from now on fail sends to it (-1,
+ * EPIPE) and drop what still comes from it. Peers over tcp, udp or both (multipath). */
+void tp_forget(tp_t *tp, int peer);
+
 /* Before the job's final fence: push out every queued fragment and, on udp, wait until every
  * packet is acknowledged and each peer it talked to has said it is done (FIN). From then on a
  * background thread answers retransmissions, so a peer whose last acknowledgement was lost is

@@ -72,6 +72,7 @@ struct tp {
 	/* doorbell (tp_bell.c): a datagram socket a sleeping process waits on, opened when first
 	 * needed, the poll set of tp_sleep, and counters for LAMKIT_TP_STATS */
 	int bell_fd;
+	uint8_t *gone; /* per job rank: forgotten (tp_forget), NULL until the first */
 	struct pollfd *sleep_pfd;
 	int sleep_cap, sleep_nfd;
 	uint32_t sleep_how; /* between tp_sleep_prepare and tp_sleep_done: TP_BELL_*, else 0 */
@@ -191,6 +192,8 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 int tp_tcp_poll(struct tp_tcp *t);
 /* Fragments still queued on the tcp path. */
 int tp_tcp_busy(const struct tp_tcp *t);
+/* tp_forget on tcp: drop the queue to peer (ops.sent for referenced payloads), close. */
+void tp_tcp_forget(struct tp_tcp *t, int peer);
 /* Whether fragments to peer are still queued on tcp (not yet handed to the kernel). */
 int tp_tcp_queued_to(const struct tp_tcp *t, int peer);
 /* Largest fragment the tcp path is given (tp_frag_max). */
@@ -256,6 +259,9 @@ int tp_udp_busy(const struct tp_udp *u);
  * room), or -1 when the endpoint must be polled now (an ack owed, a timer due, datagrams held
  * back by the fault injector). */
 int tp_udp_sleep_fds(struct tp_udp *u, struct pollfd *pfd, int max, uint64_t *timeout_us);
+/* tp_forget on udp: drop what waits for peer or its acknowledgement, stop retransmitting,
+ * ignore its datagrams, do not wait for its FIN. */
+void tp_udp_forget(struct tp_udp *u, int peer);
 size_t tp_udp_eager_max(const struct tp_udp *u);
 size_t tp_udp_frag_max(const struct tp_udp *u);
 
@@ -304,6 +310,13 @@ int tp_mp_release_due(const tp_t *tp);
  * called from tp_poll when tp_mp_poll_due. 0, or -1 when a path failed. */
 int tp_mp_poll(tp_t *tp);
 int tp_mp_poll_due(const tp_t *tp);
+/* tcp path `path` (0 or TP_MP_TCP2) to multipath peer `peer` failed (why: one line): when
+ * udp is among the pair's paths and the end-to-end acknowledgement is on (section 7.4), its
+ * connection is closed, what it carried unacknowledged goes again over udp and the path is
+ * tried again later (retry_now: at once, the peer connected anew): 0. Else -1. */
+int tp_mp_path_down(tp_t *tp, int path, int peer, const char *why, int retry_now);
+/* Send every ACK owed now (section 7.4; before the final fence). */
+void tp_mp_flush_acks(tp_t *tp);
 /* Fragments queued in the multipath layer (every path's window full). */
 int tp_mp_queued(const tp_t *tp);
 const char *tp_mp_path_name(int path);
@@ -312,6 +325,10 @@ const char *tp_mp_path_name(int path);
 int tp_mp_counts(const tp_t *tp, int peer, uint64_t frags[TP_MP_PATHS], uint64_t *held);
 /* The most payload bytes from peer that waited for their turn at once. */
 size_t tp_mp_max_held(const tp_t *tp, int peer);
+/* Section 7.4's counters of the pair with peer: times a tcp path went down, fragments sent
+ * again over udp, ACKs sent, duplicates dropped. 0, or -1 when not a multipath peer in use. */
+int tp_mp_fo_counts(const tp_t *tp, int peer, uint64_t *downs, uint64_t *resent, uint64_t *acks,
+                    uint64_t *dups);
 
 /* `path` of a tcp connection to a peer of another job that is ending (BYE, section 8.2): its last
  * frames are handed up, but they map no pair segment and a SWITCH on it is void. */

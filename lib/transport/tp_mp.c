@@ -8,70 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tp_internal.h"
-
-/* A fragment that arrived ahead of its turn: its payload copied, or where ops.place put it. */
-struct mp_held {
-	struct mp_held *next;
-	uint32_t seq, hlen;
-	size_t len;
-	const char *at; /* the payload: data[], or the placed memory */
-	_Alignas(8) unsigned char hdr[TP_HDR_MAX];
-	char data[];
-};
-
-/* A fragment whose payload a path still holds: ops.sent for it waits for every earlier one. */
-/* A fragment tracked until its payload is out, in send order: one a path keeps by reference,
- * or one still queued here because every path had a full window (the fields after `queued`). */
-struct mp_done {
-	struct mp_done *next;
-	void *cookie; /* the layer above's (may be NULL) */
-	int peer, done;
-	int report; /* tp_send returned 1 for it: the layer above waits for ops.sent */
-	int queued; /* not yet handed to a path */
-	size_t hlen, len;
-	const void *data; /* the caller's payload, or copy[] */
-	unsigned char hdr[TP_HDR_MAX];
-	unsigned char copy[]; /* a small queued payload, so the caller may reuse its buffer */
-};
-
-struct mp_peer {
-	uint32_t sseq, rseq;                               /* next to send, next to hand up */
-	struct mp_held *hh[TP_MP_PATHS], *ht[TP_MP_PATHS]; /* held, per arrival path */
-	size_t held_bytes, max_held_bytes;
-	struct mp_done *dh, *dt; /* payloads out on a path or queued, in send order */
-	struct mp_done *qh;      /* the first queued one: dh..dt ends with the queued ones */
-	/* Skew: every fragment out on a path, as (end of it in the path's bytes, start of it in
-	 * all bytes sent to the peer), oldest first; popped as the path's backlog falls. */
-	struct mp_out {
-		uint64_t path_end, all_start, len;
-	} * out[TP_MP_PATHS];
-	size_t out_cap[TP_MP_PATHS], out_head[TP_MP_PATHS], out_n[TP_MP_PATHS];
-	uint64_t all_bytes; /* payload bytes sent to the peer, all paths */
-	int plisted;        /* on the pending list */
-	/* scheduling: drain rate per path (B/us), measured over busy intervals: from the send that
-	 * found the path idle to the poll that finds its backlog gone, busy_bytes drained */
-	double rate[TP_MP_PATHS];
-	uint64_t busy_since[TP_MP_PATHS];
-	size_t busy_bytes[TP_MP_PATHS];
-	int listed;                /* on the busy list */
-	int measured[TP_MP_PATHS]; /* rate[] measured (else the policy's weight) */
-	uint64_t frags[TP_MP_PATHS], bytes[TP_MP_PATHS], held_frags;
-};
-
-struct tp_mp {
-	struct tp_mp_policy pol;
-	struct mp_peer **p; /* per peer rank, made on first use */
-	int release;        /* some peer has finished payloads at the head of its list */
-	int stats;
-	char name[32];       /* "tcp+udp", "tcp+tcp2", ... */
-	int *busy, nbusy;    /* peers with a busy interval open on some path */
-	int *pend, npend;    /* peers with queued fragments */
-	int nqueued;         /* queued fragments, all peers */
-	uint64_t last_check; /* when tp_mp_poll last looked at the backlogs */
-};
-
-#define TP_MP_SKEW 4 /* windows the paths may drift apart (what the receiver may hold) */
+#include "tp_mp_int.h"
 
 static const char *const path_names[TP_MP_PATHS] = {"tcp", "udp", "tcp2"};
 
@@ -205,18 +142,30 @@ struct tp_mp *tp_mp_create(const struct tp_mp_policy *pol, int size)
 
 	if (!m)
 		return NULL;
+	const char *a = getenv("LAMKIT_MP_ACK"), *st = getenv("LAMKIT_MP_STALL_MS"),
+	           *dbg = getenv("LAMKIT_TP_DEBUG");
 	m->p = calloc((size_t)size, sizeof *m->p);
 	m->busy = calloc((size_t)size, sizeof *m->busy);
 	m->pend = calloc((size_t)size, sizeof *m->pend);
-	if (!m->p || !m->busy || !m->pend) {
+	m->ackp = calloc((size_t)size, sizeof *m->ackp);
+	m->downp = calloc((size_t)size, sizeof *m->downp);
+	if (!m->p || !m->busy || !m->pend || !m->ackp || !m->downp) {
 		free(m->p);
 		free(m->busy);
 		free(m->pend);
+		free(m->ackp);
+		free(m->downp);
 		free(m);
 		return NULL;
 	}
 	m->pol = *pol;
 	m->stats = e && *e && strcmp(e, "0") != 0;
+	m->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+	/* section 7.4: a pair with tcp and udp survives a tcp failure */
+	m->ack = (pol->weight[0] || pol->weight[TP_MP_TCP2]) && pol->weight[1] &&
+	         !(a && !strcmp(a, "0"));
+	m->stall_us = (uint64_t)(st && atoi(st) > 0 ? atoi(st) : 3000) * 1000;
+	m->t0 = tp_now_us();
 	for (int k = 0, n = 0; k < TP_MP_PATHS; k++)
 		if (pol->weight[k])
 			n += snprintf(m->name + n, sizeof m->name - (size_t)n, "%s%s", n ? "+" : "",
@@ -258,8 +207,14 @@ static void print_peer(const tp_t *tp, int r, const struct mp_peer *p)
 		if (m->pol.weight[k] && n > 0 && (size_t)n < sizeof line)
 			n += snprintf(line + n, sizeof line - (size_t)n, " %s_MBps=%.0f",
 			              path_names[k], p->measured[k] ? p->rate[k] : 0.0);
-	fprintf(stderr, "%s; from rank %d: held=%llu max_held_bytes=%zu\n", line, r,
-	        (unsigned long long)p->held_frags, p->max_held_bytes);
+	if (m->ack && n > 0 && (size_t)n < sizeof line)
+		snprintf(line + n, sizeof line - (size_t)n, " tcp_down=%llu resent=%llu acks=%llu",
+		         (unsigned long long)p->downs, (unsigned long long)p->resent,
+		         (unsigned long long)p->acks);
+	fprintf(stderr, "%s; from rank %d: held=%llu max_held_bytes=%zu%s", line, r,
+	        (unsigned long long)p->held_frags, p->max_held_bytes, m->ack ? "" : "\n");
+	if (m->ack)
+		fprintf(stderr, " dup=%llu\n", (unsigned long long)p->dups);
 }
 
 const char *tp_mp_name(const tp_t *tp)
@@ -301,11 +256,14 @@ void tp_mp_destroy(tp_t *tp)
 		}
 		for (int k = 0; k < TP_MP_PATHS; k++)
 			free(p->out[k]);
+		tp_mp_fo_free(tp, p);
 		free(p);
 	}
 	free(m->p);
 	free(m->busy);
 	free(m->pend);
+	free(m->ackp);
+	free(m->downp);
 	free(m);
 	tp->mp = NULL;
 }
@@ -373,8 +331,14 @@ static int choose(tp_t *tp, struct mp_peer *p, int peer, size_t len, size_t bl[T
 
 	uint64_t ahead[TP_MP_PATHS];
 
-	if (pol->npaths == 1 || len < pol->cutoff)
-		return pol->npaths == 1 ? pol->order[0] : pol->small;
+	if (pol->npaths == 1 || len < pol->cutoff) {
+		if (pol->npaths == 1 || !p->down[pol->small])
+			return pol->npaths == 1 ? pol->order[0] : pol->small;
+		for (int i = 0; i < pol->npaths; i++) /* the small path failed: the next one up */
+			if (!p->down[pol->order[i]])
+				return pol->order[i];
+		return -1;
+	}
 	for (int k = 0; k < TP_MP_PATHS; k++) {
 		bl[k] = pol->weight[k] ? backlog(tp, k, peer) : 0;
 		ahead[k] = out_ahead(p, k, bl[k]);
@@ -382,12 +346,13 @@ static int choose(tp_t *tp, struct mp_peer *p, int peer, size_t len, size_t bl[T
 	for (int i = 0; i < pol->npaths; i++) {
 		int k = pol->order[i], skewed = 0;
 		double v;
-		if (bl[k] >= pol->window)
+		if (bl[k] >= pol->window || p->down[k])
 			continue;
 		/* the receiver holds what arrives beyond the oldest fragment still out on the
 		 * other path: no more than TP_MP_SKEW windows of it */
 		for (int j = 0; j < TP_MP_PATHS; j++)
-			if (j != k && p->out_n[j] && ahead[j] + len > TP_MP_SKEW * pol->window)
+			if (j != k && !p->down[j] && p->out_n[j] &&
+			    ahead[j] + len > TP_MP_SKEW * pol->window)
 				skewed = 1;
 		if (skewed)
 			continue;
@@ -436,9 +401,13 @@ int tp_mp_poll(tp_t *tp)
 	uint64_t now = tp_now_us();
 	int fresh = now - m->last_check <= 200, j = 0;
 
+	if (m->ack_now) /* a sender waits for it: whatever the time since the last look */
+		tp_mp_fo_poll(tp, now);
 	if (now - m->last_check < 10)
 		return 0; /* tcp's backlog is a system call: not on every poll */
 	m->last_check = now;
+	if (tp_mp_fo_poll(tp, now) < 0)
+		return -1;
 	for (int i = 0; i < m->npend; i++) {
 		int peer = m->pend[i];
 		struct mp_peer *p = m->p[peer];
@@ -483,7 +452,7 @@ int tp_mp_poll(tp_t *tp)
 
 int tp_mp_poll_due(const tp_t *tp)
 {
-	return tp->mp && (tp->mp->nbusy || tp->mp->npend);
+	return tp->mp && (tp->mp->nbusy || tp->mp->npend || tp->mp->ack_now || tp_mp_fo_due(tp));
 }
 
 int tp_mp_queued(const tp_t *tp)
@@ -509,22 +478,41 @@ static struct mp_done *track_new(struct mp_peer *p, int peer, void *cookie, size
 	return d;
 }
 
+int tp_mp_put_raw(tp_t *tp, int peer, int path, uint32_t seq, void *cookie, const void *hdr,
+                  size_t hlen, const void *data, size_t len)
+{
+	unsigned char h2[TP_HDR_WIRE];
+
+	memcpy(h2, hdr, hlen);
+	memcpy(h2 + hlen, &seq, 4);
+	if (path == 1)
+		return tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, cookie);
+	return tp_tcp_send(path == 0 ? tp->tcp : tp->tcp2, peer, h2, hlen + 4, data, len, cookie);
+}
+
 /* Hand one fragment to path, with the next sequence number; d is its entry (or NULL for an
- * untracked small copy). The path's answer: 0 copied, 1 kept by reference, -1. */
+ * untracked small copy). A tcp path that fails (with udp there) is put down and the fragment
+ * goes over udp (section 7.4). The path's answer: 0 copied, 1 kept by reference, -1. */
 static int put(tp_t *tp, struct mp_peer *p, int peer, int path, struct mp_done *d, const void *hdr,
                size_t hlen, const void *data, size_t len, size_t before)
 {
-	unsigned char h2[TP_HDR_WIRE];
 	void *pc = d ? (void *)((uintptr_t)d | 1u) : NULL;
-	int rc;
+	int rc = tp_mp_put_raw(tp, peer, path, p->sseq, pc, hdr, hlen, data, len);
 
-	memcpy(h2, hdr, hlen);
-	memcpy(h2 + hlen, &p->sseq, 4);
-	if (path == 1)
-		rc = tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, pc);
-	else
-		rc = tp_tcp_send(path == 0 ? tp->tcp : tp->tcp2, peer, h2, hlen + 4, data, len, pc);
+	if (rc < 0 && path != 1 && tp->mp->ack &&
+	    tp_mp_path_down(tp, path, peer, tp_error(tp)[0] ? tp_error(tp) : strerror(errno), 0) ==
+	        0) {
+		path = 1;
+		before = tp_udp_backlog(tp->udp, peer);
+		rc = tp_mp_put_raw(tp, peer, path, p->sseq, pc, hdr, hlen, data, len);
+	}
 	if (rc < 0)
+		return -1;
+	/* kept until acknowledged: a tcp connection that fails loses what it had taken. By
+	 * reference when the caller (or d, for a queued copy) keeps the payload until ops.sent */
+	struct mp_done *kd = d && (d->cookie || d->queued || rc == 1) ? d : NULL;
+	if (tp->mp->ack && path != 1 &&
+	    tp_mp_keep(tp, p, path, p->sseq, kd, hdr, hlen, data, len) < 0)
 		return -1;
 	if (tp->mp->pol.npaths > 1 && out_push(p, path, len) < 0)
 		p->out_n[path] = 0; /* no memory for the record: the skew bound lapses, no more */
@@ -552,9 +540,12 @@ static int dispatch(tp_t *tp, struct mp_peer *p, int peer)
 		p->qh = d->next;
 		d->queued = 0;
 		tp->mp->nqueued--;
-		if (rc == 0) { /* copied: reported in its turn */
-			d->done = 1;
-			tp->mp->release = 1;
+		if (rc == 0) { /* copied: reported in its turn (and, kept, once acknowledged) */
+			d->written = 1;
+			if (!d->need_ack) {
+				d->done = 1;
+				tp->mp->release = 1;
+			}
 		}
 	}
 	return 0;
@@ -603,15 +594,17 @@ int tp_mp_send(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 			d->report = 1;
 			return 1;
 		}
-		/* the path copied it: done now, but reported only after the earlier ones */
-		d->done = 1;
-		if (p->dh == d) {
+		/* the path copied it: done now (kept on tcp: once acknowledged), but reported only
+		 * after the earlier ones */
+		d->written = 1;
+		d->done = !d->need_ack;
+		if (d->done && p->dh == d) {
 			p->dh = NULL;
 			p->dt = NULL;
 			free(d);
 			return 0;
 		}
-		m->release = 1;
+		m->release |= d->done;
 		if (!cookie)
 			return 0; /* nothing to report: the layer above may reuse its buffer now */
 		d->report = 1;
@@ -666,7 +659,9 @@ void tp_mp_sent(tp_t *tp, void *tagged)
 	struct mp_done *d = (struct mp_done *)((uintptr_t)tagged & ~(uintptr_t)1);
 	struct mp_peer *p = tp->mp->p[d->peer];
 
-	d->done = 1;
+	d->written = 1;
+	if (!d->need_ack || d->acked) /* kept on tcp: its ACK too (section 7.4) */
+		d->done = 1;
 	release_peer(tp, p);
 }
 
@@ -699,6 +694,16 @@ static void up(tp_t *tp, int peer, const void *hdr, size_t hlen, const void *dat
 	tp->cfg.ops.recv(tp->cfg.arg, peer, h.b, hlen, data, len);
 }
 
+/* Whether fragment seq is held already (a copy sent again after a failover). */
+static int mp_is_held(const struct mp_peer *p, uint32_t seq)
+{
+	for (int k = 0; k < TP_MP_PATHS; k++)
+		for (const struct mp_held *h = p->hh[k]; h; h = h->next)
+			if (h->seq == seq)
+				return 1;
+	return 0;
+}
+
 int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const void *data,
                size_t len, int placed)
 {
@@ -707,6 +712,12 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 
 	if (!p)
 		return -1;
+	if (hlen == 4 && tp->mp->ack) { /* an ACK (section 7.4): no header of the layer above */
+		uint32_t cum;
+		memcpy(&cum, hdr, 4);
+		tp_mp_ack_in(tp, p, peer, cum);
+		return 0;
+	}
 	if (hlen < 4 || hlen - 4 > TP_HDR_MAX) {
 		snprintf(
 		    tp->err, sizeof tp->err,
@@ -720,6 +731,14 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 	memcpy(&seq, (const char *)hdr + hlen, 4);
 	if (seq != p->rseq) {
 		/* ahead of its turn (each path is in order, so the gap is on the other one) */
+		if ((int32_t)(seq - p->rseq) < 0 && tp->mp->ack) {
+			p->dups++; /* sent again after a failover, and here already */
+			return 0;
+		}
+		if (tp->mp->ack && mp_is_held(p, seq)) {
+			p->dups++;
+			return 0;
+		}
 		if ((int32_t)(seq - p->rseq) < 0) {
 			snprintf(tp->err, sizeof tp->err,
 			         "tp: rank %d: fragment %u from rank %d on %s came after %u was "
@@ -754,6 +773,10 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 	}
 	up(tp, peer, hdr, hlen, data, len);
 	p->rseq++;
+	/* a payload over TP_COPY_MAX may be one its sender waits for (kept by reference until
+	 * acknowledged): acknowledged at once */
+	size_t upb = len;
+	int large = len > TP_COPY_MAX;
 	for (int more = 1; more;) { /* whatever was waiting for this one */
 		more = 0;
 		for (int k = 0; k < TP_MP_PATHS; k++) {
@@ -765,11 +788,15 @@ int tp_mp_recv(tp_t *tp, int path, int peer, const void *hdr, size_t hlen, const
 				p->ht[k] = NULL;
 			p->held_bytes -= h->at == h->data ? h->len : 0;
 			up(tp, peer, h->hdr, h->hlen, h->at, h->len);
+			upb += h->len;
+			large |= h->len > TP_COPY_MAX;
 			free(h);
 			p->rseq++;
 			more = 1;
 		}
 	}
+	if (tp->mp->ack)
+		tp_mp_ack_owed(tp, p, peer, upb, large);
 	return 0;
 }
 

@@ -431,6 +431,12 @@ static int poll_linger(struct tp_tcp *t)
 	return n;
 }
 
+void tp_tcp_forget(struct tp_tcp *t, int peer)
+{
+	drop_queue(t, &t->c[peer]);
+	conn_close(t, peer, C_NONE);
+}
+
 int tp_tcp_release(struct tp_tcp *t, int peer)
 {
 	struct conn *c = &t->c[peer];
@@ -631,6 +637,19 @@ static int fail_peer(struct tp_tcp *t, int peer)
 	return -1;
 }
 
+/* The connection to peer failed while polling: a multipath peer that also has udp goes on
+ * without it (doc/PROTOCOL-mpi-wire.md section 7.4): 1; else 0, the caller fails. */
+static int failover(struct tp_tcp *t, int peer)
+{
+	tp_t *tp = t->tp;
+	char why[160];
+
+	if (peer >= tp->cfg.size || tp->kind[peer] != TP_MULTI || !tp->mp)
+		return 0;
+	snprintf(why, sizeof why, "%s", strerror(errno));
+	return tp_mp_path_down(tp, t == tp->tcp ? 0 : TP_MP_TCP2, peer, why, 0) == 0;
+}
+
 /* ---- sending ---- */
 
 /* Write as much of the queue as the socket takes. Returns fragments finished, -1 on error. */
@@ -773,12 +792,21 @@ static int accept_one(struct tp_tcp *t)
 		return 0;
 	}
 	c = &t->c[p];
+	if (p < t->tp->cfg.size && t->tp->gone && t->tp->gone[p]) { /* tp_forget: never again */
+		close(fd);
+		return 0;
+	}
 	if (p >= t->tp->cfg.size && c->st == C_UP && newer) {
 		/* not the loser of two connects at once: the peer released us, and its BYE is on
 		 * the way in the old connection, after its last frames */
 		tp_shmx_bye(t->tp, p);
 		linger(t, p);
 	}
+	/* a multipath peer connects again only after it gave the connection we have up (a
+	 * failure it saw, we did not): take the new one, and send again what the old one had */
+	if (c->st == C_UP && p < t->tp->cfg.size && t->tp->kind[p] == TP_MULTI && t->tp->mp)
+		tp_mp_path_down(t->tp, t == t->tp->tcp ? 0 : TP_MP_TCP2, p,
+		                "the peer connected anew", 1);
 	ans = c->st == C_NONE || c->st == C_WAITPEER || c->st == C_LATER ||
 	      (c->st == C_HELLO && wins);
 	if (send(fd, &ans, 4, MSG_NOSIGNAL) != 4 || !ans || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
@@ -1132,8 +1160,11 @@ static int poll_many(struct tp_tcp *t)
 	for (int i = 1; i < np; i++) {
 		if (!t->pfd[i].revents || t->c[t->pfd_rank[i]].fd != t->pfd[i].fd)
 			continue;
-		if ((k = handle(t, t->pfd_rank[i], t->pfd[i].revents)) < 0)
+		if ((k = handle(t, t->pfd_rank[i], t->pfd[i].revents)) < 0) {
+			if (failover(t, t->pfd_rank[i]))
+				continue;
 			return fail_peer(t, t->pfd_rank[i]);
+		}
 		n += k;
 	}
 	while (t->pfd[0].revents && (k = accept_one(t)) > 0)
@@ -1159,8 +1190,11 @@ int tp_tcp_poll(struct tp_tcp *t)
 	 * Backwards, so that a connection closed (and replaced by the last) is not skipped. */
 	for (int i = t->nact - 1; i >= 0; i--) {
 		int r = t->act[i];
-		if ((k = handle(t, r, (short)~0)) < 0)
+		if ((k = handle(t, r, (short)~0)) < 0) {
+			if (failover(t, r))
+				continue;
 			return fail_peer(t, r);
+		}
 		n += k;
 	}
 	/* The listener is looked at on every 16th poll, with or without connections, and through

@@ -182,6 +182,8 @@ static int on_datagram(struct tp_udp *u, unsigned char *b, size_t n, int lr, uin
 		return 0; /* not ours */
 	peer = h.src;
 	p = &u->p[peer];
+	if (p->gone)
+		return 0;
 	if (!p->known && tp_udp_peer_init(u, peer) < 0)
 		return -1;
 	p->last_heard = now;
@@ -308,6 +310,35 @@ int tp_udp_sleep_fds(struct tp_udp *u, struct pollfd *pfd, int max, uint64_t *ti
 	for (int i = 0; i < u->nl; i++)
 		pfd[i] = (struct pollfd){.fd = u->l[i].fd, .events = POLLIN};
 	return u->nl;
+}
+
+void tp_udp_forget(struct tp_udp *u, int peer)
+{
+	struct peer *p = &u->p[peer];
+	struct tp_frag *f;
+	int packetized = 1;
+
+	p->gone = 1;
+	while ((f = tp_fifo_pop(&p->q))) {
+		if (f == p->cur)
+			packetized = 0;
+		if (!packetized)
+			u->nwait--;
+		tp_frag_done(u->tp, f);
+	}
+	p->cur = NULL;
+	p->qbytes = p->inflight_bytes = 0;
+	p->una = p->next_seq;
+	for (int i = 0; p->hold && i < RWIN; i++) {
+		tp_udp_hold_put(u, p->hold[i].data, p->hold[i].h.len);
+		p->hold[i].data = NULL;
+	}
+	p->nheld = 0;
+	for (int i = 0; i < p->nr; i++)
+		p->r[i].inflight = 0, p->r[i].owed_since = 0;
+	p->fin_sent = p->fin_rcvd = 1; /* nothing to say goodbye to */
+	p->ack_due = 0;
+	p->probe_at = p->wait_since = p->last_heard = 0;
 }
 
 int tp_udp_busy(const struct tp_udp *u)

@@ -146,6 +146,7 @@ struct peer {
 	unsigned echo_nsend;
 	/* end */
 	int fin_sent, fin_rcvd;
+	int gone; /* tp_forget: nothing more to or from it */
 	/* counters */
 	uint64_t sent, retx, dup, corrupt, nack_sent, nack_rcvd, ooo, dlv_pkts, acks_sent;
 	uint64_t retx_fast, retx_timer, retx_unblock, retx_rebind; /* why (NACKs: nack_rcvd) */

@@ -70,17 +70,21 @@ is "$rc" 1 "nodes with no universe fails"
 printf 'boot = "local"\nfor i = 1, 6 do node("t" .. i) { cpu = 1 } end\n' >"$T/six.lua"
 lk boot six.lua >/dev/null 2>&1; is $? 0 "boot 6 fake nodes"
 mine+=($(agent_pids))
-(cd "$T" && exec timeout 30 "$LAMKIT" mpiexec -n 6 sleep 3 >/dev/null 2>&1) &
-job=$!
-mine+=($job)
 p6=$(awk '$1 == "node" && $2 == 6 { print $8 }' "$U")
 port2=$(awk '$1 == "node" && $2 == 2 { print $5 }' "$U")
 port1=$(awk '$1 == "node" && $2 == 1 { print $5 }' "$U")
+# agent 6 watches the head, agent 1, over one link of its own (the watch): not the fence's
+to1() { ss -tnpH state established 2>/dev/null | grep "pid=$p6," | grep -c ":$port1 "; }
+for _ in $(seq 40); do [ "$(to1)" -ge 1 ] && break; sleep 0.05; done
+watch1=$(to1)
+(cd "$T" && exec timeout 30 "$LAMKIT" mpiexec -n 6 sleep 3 >/dev/null 2>&1) &
+job=$!
+mine+=($job)
 tree=0 star=0
 for _ in $(seq 40); do
 	conns=$(ss -tnpH state established 2>/dev/null | grep "pid=$p6,")
 	printf '%s\n' "$conns" | grep -q ":$port2 " && tree=1
-	printf '%s\n' "$conns" | grep -q ":$port1 " && star=1
+	[ "$(printf '%s\n' "$conns" | grep -c ":$port1 ")" -gt "$watch1" ] && star=1
 	[ $tree = 1 ] && break
 	sleep 0.05
 done

@@ -23,6 +23,8 @@ lk() { (cd "$T" && timeout -k 5 60 "$LAMKIT" "$@"); }
 agent_pids() { awk '$1 == "node" { print $8 }' "$U" | tr '\n' ' '; }
 {
 	echo 'boot = "ssh"; timeout = 15'
+	# n4's agent is stopped for kill's whole timeout below: the watch must not declare it down
+	echo 'watch = { interval = 1, timeout = 30 }'
 	echo "ssh = { options = { \"-F\", \"$NETNS_SSH_CONFIG\" }, verify = false }"
 	echo "for i = 1, $K do node(\"n\" .. i) { cpu = 2 } end"
 } >"$T/u.lua"

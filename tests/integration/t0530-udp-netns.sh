@@ -10,7 +10,9 @@
 #  - both routes blackholed past the peer timeout -> the job fails with one line naming both
 #    ranks, hosts and routes, and nothing is left running;
 #  - tcp and udp to a peer at once (--tp shm+tcp,udp), faults on udp: programs pass and a large
-#    transfer arrives in order and whole, carried by both paths.
+#    transfer arrives in order and whole, carried by both paths; with the tcp connection killed
+#    mid-transfer (ss -K, twice) udp carries what tcp had not delivered, every byte arrives, and
+#    tcp, tried again, delivers again.
 # The ASan build runs four of the programs, a smaller transfer and the ip-link failover only.
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
@@ -95,6 +97,42 @@ echo "# $l"
 held=$(sed -n 's/^lamkit tp: rank 1 -> rank 0: tcp+udp: .*max_held_bytes=\([0-9]*\).*/\1/p' "$T/mp-big.out")
 [ -n "$held" ] && [ "$held" -le $((16 << 20)) ]
 ok $? "n2 held at most ${held:-?} bytes that came early (bound 16 MiB)"
+
+# ---- the tcp connection of the tcp+udp pair killed mid-transfer (ss -K on n1), twice 0.6 s
+# apart: the fragments tcp had not delivered go again over udp (section 7.4 of
+# doc/PROTOCOL-mpi-wire.md), every byte arrives, and tcp, tried again, carries again ----
+# kill_tcp: kill n1's tcp connections of bulk to n2 (each by its two ports)
+kill_tcp() {
+	netns_exec n1 ss -tnpH state established dst "$NETNS_ADDR_n2" 2>/dev/null |
+		awk '/"bulk"/ { n = split($3, l, ":"); m = split($4, r, ":"); print l[n], r[m] }' |
+		while read -r lp rp; do
+			netns_exec n1 ss -K -tn state established "( sport = :$lp and dport = :$rp )" >/dev/null 2>&1
+		done
+}
+LKX_TIMEOUT=120 lkx --tp "shm+tcp,udp" -genv LAMKIT_TP_STATS 1 -n 2 --map-by node "$D/bulk" -s 5 -c 1024 \
+	>"$T/cut.out" 2>&1 &
+job=$!
+sleep 1.5
+kill_tcp
+t_cut=$EPOCHREALTIME
+sleep 0.6
+kill_tcp
+wait $job
+is $? 0 "tcp killed twice mid-transfer on the tcp+udp pair: the job exits 0"
+r=$(grep '^bulk: OK' "$T/cut.out")
+like "$r" "^bulk: OK " "every byte arrived, checksum equal"
+echo "# $r"
+stall=$(echo "$r" | sed -n 's/.*max_stall_ms=\([0-9]*\).*/\1/p')
+ok "$([ "${stall:-9999}" -le 1000 ]; echo $?)" "the longest stall (the recovery) ${stall} ms (<= 1000)"
+l=$(grep 'lamkit tp: rank 0 -> rank 1: tcp+udp' "$T/cut.out")
+like "$l" "tcp_down=[1-9][0-9]* resent=[0-9]+ acks=" "the counters show the switch: $(echo "$l" | grep -o 'tcp_down=.*')"
+down=$(grep -m 1 'lamkit tp: rank [01] -> rank [01]: tcp down at' "$T/cut.out")
+w=$(echo "$down" | sed -n 's/.*(wall \([0-9.]*\)).*/\1/p')
+ok "$(awk -v a="$w" -v b="$t_cut" 'BEGIN { exit !(a != "" && a - b < 1.0 && a - b > -0.2) }'; echo $?)" \
+	"tcp marked down $(awk -v a="$w" -v b="$t_cut" 'BEGIN { printf "%.3f", a - b }') s after it was killed: $down"
+again=$(grep 'lamkit tp: rank 0 -> rank 1: tcp delivers again at' "$T/cut.out" | tail -n 1)
+like "$again" "delivers again" "and tcp, tried again, delivers again: $again"
+[ -n "$again" ] || diag "$(grep '^lamkit tp' "$T/cut.out")"
 
 # ---- a route goes down inside n2 mid-transfer, and comes back ----
 udp -n 2 --map-by node "$D/bulk" -s 7 -p -c 1024 >"$T/down.out" 2>&1 &

@@ -2,8 +2,11 @@
  * connections): the policy string, fragments scheduled on both paths and handed up in send order
  * with every byte checked (udp with faults), payloads received in place ahead of their turn,
  * ops.sent in send order across paths, weights. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,6 +310,100 @@ static void bulk(void)
 	free(buf);
 }
 
+/* The sender's end of its tcp connection to the receiver (whose tcp card is lk-tcp-0): a
+ * stream socket whose peer is that port. -1 when none. */
+static int tcp_fd_to_rank0(void)
+{
+	char card[1024];
+	int port = -1;
+
+	if (kget(NULL, "lk-tcp-0", card, sizeof card) < 0 || sscanf(card, "%d", &port) != 1)
+		return -1;
+	for (int fd = 3; fd < 1024; fd++) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof sa;
+		int type = 0;
+		socklen_t tl = sizeof type;
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
+		    getpeername(fd, (struct sockaddr *)&sa, &sl) < 0 || sa.sin_family != AF_INET ||
+		    ntohs(sa.sin_port) != port)
+			continue;
+		return fd;
+	}
+	return -1;
+}
+
+/* tcp,udp (doc/PROTOCOL-mpi-wire.md section 7.4): the sender's tcp connection is shut down
+ * in the middle of a stream; the fragments tcp did not deliver go again over udp, everything is
+ * handed up once, in order, intact, sent() comes for every payload kept by reference; a second
+ * later tcp is tried again, connects anew and carries fragments again. */
+static void failover(void)
+{
+	struct state s0 = {0}, s1 = {0};
+	char err[256] = "";
+	enum { SLOTS = 64, SLOT = 72 * 1024, N = 900 };
+	unsigned char *pool = malloc((size_t)SLOTS * SLOT);
+	int busy[SLOTS] = {0}, nref = 0, fails = 0, cut = -1;
+	uint64_t fr[TP_MP_PATHS] = {0}, tcp_after_cut = 0, held, downs = 0, resent = 0, acks = 0,
+	         dups = 0;
+	tp_t *a, *b;
+
+	kvs_n = 0;
+	env("tcp,udp", NULL);
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	if (!a || !b || !pool) {
+		ok(0, "failover: endpoints %s", err);
+		return;
+	}
+	for (int i = 0; i < N; i++) {
+		size_t len = i % 3 ? (size_t)((i * 2654435761u) % 2000u)
+		                   : (size_t)((i * 2654435761u) % (70u * 1024));
+		unsigned char *buf = pool + (size_t)(i % SLOTS) * SLOT;
+		struct hdr h = {(uint32_t)i, (uint32_t)len, 0, 0};
+		POLL_UNTIL(a, b, 30, s1.calls >= busy[i % SLOTS]);
+		if (i == N / 3) { /* cut: the next write on it fails (EPIPE) */
+			cut = tcp_fd_to_rank0();
+			if (cut >= 0)
+				shutdown(cut, SHUT_RDWR);
+		}
+		if (i == 2 * N / 3) { /* a second and more later: tcp is tried again */
+			tp_mp_counts(b, 0, fr, &held);
+			tcp_after_cut = fr[0];
+			double t = now();
+			POLL_UNTIL(a, b, 5, now() - t > 1.3);
+		}
+		fill(buf, len, (uint32_t)i);
+		h.crc = tp_crc32c(0, buf, len);
+		int rc = tp_send(b, 0, &h, sizeof(h), buf, len, len > 8192 ? (void *)buf : NULL);
+		if (rc < 0)
+			fails++;
+		busy[i % SLOTS] = rc == 1 ? ++nref : 0;
+		if (tp_queued(b) > 256)
+			POLL_UNTIL(a, b, 30, tp_queued(b) <= 64);
+	}
+	POLL_UNTIL(a, b, 60, s0.got >= N && s1.calls >= nref);
+	tp_mp_counts(b, 0, fr, &held);
+	tp_mp_fo_counts(b, 0, &downs, &resent, &acks, &dups);
+	ok(cut >= 0, "failover: found the sender's tcp connection (fd %d) and shut it down", cut);
+	is_int(fails, 0, "failover: every send accepted (tp_send never failed)");
+	is_int(s0.got, N, "failover: %d fragments handed up exactly once", N);
+	is_int(s0.order_bad + s0.bad, 0, "failover: in send order, every byte verified");
+	is_int(s1.calls, nref, "failover: sent() for each of the %d payloads kept by reference",
+	       nref);
+	ok(downs >= 1 && resent >= 1, "failover: tcp went down (%llu), %llu fragment(s) sent again",
+	   (unsigned long long)downs, (unsigned long long)resent);
+	ok(fr[0] > tcp_after_cut,
+	   "failover: tcp carries fragments again after the retry (%llu > %llu)",
+	   (unsigned long long)fr[0], (unsigned long long)tcp_after_cut);
+	tp_mp_fo_counts(a, 1, &downs, &resent, &acks, &dups);
+	ok(acks > 0, "failover: the receiver acknowledged (%llu ACKs, %llu duplicates dropped)",
+	   (unsigned long long)acks, (unsigned long long)dups);
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+	free(pool);
+}
+
 /* sched=weight: bytes split in the ratio of the weights. */
 static void weights(void)
 {
@@ -358,6 +455,7 @@ int main(void)
 	sent_order("tcp,tcp;sched=weight;cutoff=0");
 	weights();
 	bulk();
+	failover();
 	free(placepool);
 	return done_testing();
 }

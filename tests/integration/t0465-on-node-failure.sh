@@ -1,0 +1,69 @@
+#!/bin/bash
+# t0465: mpiexec --on-node-failure continue on a universe of 4 fake nodes (boot module local,
+# 2 slots each, the watch at 0.25 s / 1.5 s): lamkit's MPI program lk_ft runs 8 ranks, the node of
+# ranks 6 and 7 fails (its agent killed, then in a second job stopped), and the 6 others go on:
+# their receive from and send to a failed rank, and a barrier that needs them, return
+# MPI_ERR_PROC_FAILED instead of hanging; MPIX_Comm_failure_get_acked names ranks 6 and 7; a
+# token goes round the ring of the survivors; the job exits 0 with one line naming what was
+# lost. The same failure without the option ends the job (111).
+# timeout: 90
+. "$(dirname "$0")/../lib/common.sh"
+D=$LAMKIT_TOP/out/mpi-lamkit
+[ "$LAMKIT_VARIANT" = asan ] && D=$LAMKIT_TOP/out/asan/mpi-lamkit
+[ -x "$D/lk_ft" ] || skip_all "own MPI test programs not built"
+R="$LAMKIT_TMPDIR/lamkit-$(id -u)"
+U="$R/universe"
+mine=()
+at_exit 'for p in "${mine[@]}"; do kill -CONT "$p" 2>/dev/null; done'
+at_exit '[ -f "$U" ] && timeout 20 "$LAMKIT" wipe >/dev/null 2>&1'
+lk() { (cd "$T" && timeout -k 5 60 "$LAMKIT" "$@"); }
+pid4() { awk '$1 == "node" && $2 == 4 { print $8 }' "$U"; }
+cat >"$T/s.lua" <<'EOS'
+boot = "local"
+watch = { interval = 0.25, timeout = 1.5 }
+for i = 1, 4 do node("fake" .. i) { cpu = 2 } end
+EOS
+lk boot s.lua >/dev/null 2>&1; is $? 0 "boot 4 fake nodes"
+
+# run_ft HOW [OPTION]: lk_ft on 8 ranks; once it is ready, HOW (kill or stop) fake4's agent;
+# sets out and rc
+run_ft() {
+	local how=$1 p
+	shift
+	(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec "$@" -n 8 "$D/lk_ft" 6,7 >"$T/ft.out" 2>&1) &
+	local job=$!
+	for _ in $(seq 300); do grep -q 'lk_ft: ready' "$T/ft.out" && break; sleep 0.1; done
+	p=$(pid4)
+	if [ "$how" = kill ]; then kill -9 "$p"; else kill -STOP "$p"; mine+=("$p"); fi
+	wait $job; rc=$?
+	out=$(cat "$T/ft.out")
+}
+
+run_ft kill --on-node-failure continue
+is "$rc" 0 "agent killed: the survivors finish, exit 0"
+like "$out" "lk_ft: OK survivors=6" "every survivor's check passed"
+like "$out" "the agent on fake4 went away; its 2 rank\(s\) are lost \(ranks lost so far: 6,7\), the job goes on" \
+	"one line names the node and the ranks lost"
+[ "$rc" = 0 ] || diag "$out"
+lk grow fake4 >/dev/null 2>&1; is $? 0 "grow fake4"
+
+run_ft stop --on-node-failure continue
+is "$rc" 0 "agent stopped: the survivors finish, exit 0"
+like "$out" "lk_ft: OK survivors=6" "every survivor's check passed"
+like "$out" "the agent on fake4 is down \((no answer|exited) .*the job goes on" "naming the cause"
+[ "$rc" = 0 ] || diag "$out"
+p=$(pid4)
+kill -CONT "$p"
+wait_gone 5 "$p"; ok $? "the stopped agent, resumed, exits (declared down)"
+lk grow fake4 >/dev/null 2>&1; is $? 0 "grow fake4"
+
+run_ft kill
+is "$rc" 111 "without the option the same failure ends the job"
+like "$out" "the agent on fake4 went away; job ended" "and says so"
+out=$(lk mpiexec --on-node-failure maybe -n 1 true 2>&1); is $? 100 "a bad --on-node-failure value"
+like "$out" "abort or continue" "names the choices"
+lk halt >/dev/null 2>&1; is $? 0 "halt"
+n=0
+for p in $(pgrep -f -- "$D/lk_ft"); do pids_gone "$p" || n=$((n + 1)); done
+is "$n" 0 "no rank left"
+done_testing
