@@ -37,6 +37,7 @@
 
 #define TCP_MAGIC  0x6c6b7463u /* "lktc" */
 #define TCP_MAGICD 0x6c6b7464u /* "lktd": HELLO_DYN */
+#define TCP_MAGICR 0x6c6b7472u /* "lktr": HELLO from a rank that gave a connection to us up */
 #define BYE_MAGIC  0x6c6b6279u /* "lkby": the last frame on a connection to another job */
 #define SCAN_MAX   8           /* up to this many connections: recv each directly, no poll() */
 #define IN_SMALL   (64 * 1024) /* receive buffer for small frames; larger frames read exactly */
@@ -92,6 +93,10 @@ struct conn {
 	 * HELLO_DYN, so that a connection that replaces one is told from one of two connects
 	 * made at once) */
 	unsigned ended;
+	/* connections with this peer given up (tp_tcp_forget: a multipath path down): the next
+	 * HELLO says so, so that the peer replaces its own one and does not take this connect
+	 * for the loser of two connects made at once */
+	unsigned forgot;
 };
 
 struct tp_tcp {
@@ -435,6 +440,7 @@ void tp_tcp_forget(struct tp_tcp *t, int peer)
 {
 	drop_queue(t, &t->c[peer]);
 	conn_close(t, peer, C_NONE);
+	t->c[peer].forgot++;
 }
 
 int tp_tcp_release(struct tp_tcp *t, int peer)
@@ -511,7 +517,8 @@ static int try_connect(struct tp_tcp *t, int peer, struct in_addr a, int port)
 {
 	struct sockaddr_in sa = {
 	    .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = a};
-	uint32_t hello[4] = {TCP_MAGIC, (uint32_t)t->tp->cfg.rank, 0, 0};
+	uint32_t hello[4] = {t->c[peer].forgot ? TCP_MAGICR : TCP_MAGIC, (uint32_t)t->tp->cfg.rank,
+	                     0, 0};
 	size_t hl = 8;
 	long end = tp_now_ms() + t->connect_ms;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), e = 0;
@@ -750,7 +757,8 @@ int tp_tcp_send(struct tp_tcp *t, int peer, const void *hdr, size_t hlen, const 
 /* Read a HELLO (bounded): the peer index it names (a peer of another job is added when new), or
  * -1 when it is malformed. *wins: the connection is taken when ours to that peer is pending;
  * *newer: a peer of another job ended more connections with us than we know of (its BYE on
- * the one we have up is on the way: this one replaces it). */
+ * the one we have up is on the way: this one replaces it), or a rank of the job gave its
+ * connection to us up (HELLO "lktr") and this one replaces it. */
 static int read_hello(struct tp_tcp *t, int fd, int *wins, int *newer)
 {
 	uint32_t hello[2];
@@ -759,9 +767,10 @@ static int read_hello(struct tp_tcp *t, int fd, int *wins, int *newer)
 
 	if (recv(fd, hello, 8, MSG_WAITALL) != 8)
 		return -1;
-	if (hello[0] == TCP_MAGIC) {
+	if (hello[0] == TCP_MAGIC || hello[0] == TCP_MAGICR) {
 		p = (int)hello[1];
 		*wins = p < t->tp->cfg.rank;
+		*newer = hello[0] == TCP_MAGICR;
 		return p >= 0 && p < t->tp->cfg.size ? p : -1;
 	}
 	if (hello[0] != TCP_MAGICD || t->path || recv(fd, &uid, 8, MSG_WAITALL) != 8 || !uid)
@@ -802,9 +811,11 @@ static int accept_one(struct tp_tcp *t)
 		tp_shmx_bye(t->tp, p);
 		linger(t, p);
 	}
-	/* a multipath peer connects again only after it gave the connection we have up (a
-	 * failure it saw, we did not): take the new one, and send again what the old one had */
-	if (c->st == C_UP && p < t->tp->cfg.size && t->tp->kind[p] == TP_MULTI && t->tp->mp)
+	/* a multipath peer that gave the connection we have up (a failure it saw, we did not)
+	 * connects again saying so: take the new one, and send again what the old one had. A
+	 * plain HELLO while one is up is the loser of two connects made at once: refused below */
+	if (c->st == C_UP && newer && p < t->tp->cfg.size && t->tp->kind[p] == TP_MULTI &&
+	    t->tp->mp)
 		tp_mp_path_down(t->tp, t == t->tp->tcp ? 0 : TP_MP_TCP2, p,
 		                "the peer connected anew", 1);
 	ans = c->st == C_NONE || c->st == C_WAITPEER || c->st == C_LATER ||
