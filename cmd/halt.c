@@ -38,6 +38,14 @@ int cmd_halt(int argc, char **argv)
 	char downs[1024] = "";
 	for (int i = 0; i < u.nnodes; i++) {
 		const char *d = strstr(r[i].why, ": down: ");
+		/* the watch may tell us of a node that halted on our HALT before its own link
+		 * closes: that one is halted, not down */
+		if (r[i].down && d && !strncmp(d + 8, "halted", 6)) {
+			r[i].down = 0, r[i].ok = 1, ndown--, nok++;
+			if (verbose)
+				printf("lamkit halt: %s halted\n", u.nodes[i].host);
+			continue;
+		}
 		if (r[i].down && d)
 			snprintf(downs + strlen(downs), sizeof downs - strlen(downs), "%s%s (%s)",
 			         downs[0] ? ", " : "", u.nodes[i].host, d + 8);
