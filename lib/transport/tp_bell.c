@@ -164,10 +164,13 @@ int tp_sleep_prepare(tp_t *tp, int watched)
 	/* a job that fits its CPUs writes its node rings without looking at doorbells;
 	 * fragments waiting for room, and the multipath layer while it measures its paths or
 	 * holds fragments for their turn, need polling */
-	if ((tp->shm && !tp->yield) || tp->selfq.head || tp_queued(tp) ||
-	    (tp->mp && (tp_mp_poll_due(tp) || tp_mp_release_due(tp))))
+	if ((tp->shm && !tp->yield) || tp->selfq.head || tp_queued(tp))
 		return -1;
 	tp->sleep_us = UINT64_MAX;
+	/* the multipath failover's timers (ACKs owed, kept fragments) bound the sleep as udp's do
+	 */
+	if (tp->mp && tp_mp_sleep_us(tp, &tp->sleep_us) < 0)
+		return -1;
 	/* the futex when nothing else needs watching: only node rings, or sockets (and udp's
 	 * timers) that another thread watches for us (it wakes us with tp_wake_self); pair
 	 * segments ring the socket; udp's timers bound a sleep in poll() */
@@ -193,6 +196,9 @@ int tp_sleep_wait(tp_t *tp, int timeout_ms)
 
 	tp->nsleep++;
 	if (tp->sleep_how == TP_BELL_FUTEX) {
+		if (tp->sleep_us < (uint64_t)timeout_ms * 1000u) /* a multipath timer */
+			ts = (struct timespec){(time_t)(tp->sleep_us / 1000000u),
+			                       (long)(tp->sleep_us % 1000000u) * 1000L};
 		/* returns at once (EAGAIN) when a producer cleared the word already */
 		r = futex(futex_word(tp), FUTEX_WAIT, TP_BELL_FUTEX, &ts) < 0 && errno == ETIMEDOUT
 		        ? 0
@@ -302,7 +308,7 @@ int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max, int *timeout_ms)
 	uint64_t us = UINT64_MAX;
 	int n, k;
 
-	if (tp->mp && (tp_mp_poll_due(tp) || tp_mp_release_due(tp)))
+	if (tp->mp && tp_mp_sleep_us(tp, &us) < 0)
 		return 0;
 	n = tp_tcp_nfds(tp->tcp) + tp_tcp_nfds(tp->tcp2);
 	if (n > max)
@@ -315,8 +321,8 @@ int tp_wait_fds(tp_t *tp, struct pollfd *pfd, int max, int *timeout_ms)
 		if (k > max - n)
 			return n + k;
 		n += k;
-		if (us < (uint64_t)*timeout_ms * 1000u)
-			*timeout_ms = (int)((us + 999) / 1000);
 	}
+	if (us < (uint64_t)*timeout_ms * 1000u)
+		*timeout_ms = (int)((us + 999) / 1000);
 	return n;
 }

@@ -310,6 +310,11 @@ int tp_mp_release_due(const tp_t *tp);
  * called from tp_poll when tp_mp_poll_due. 0, or -1 when a path failed. */
 int tp_mp_poll(tp_t *tp);
 int tp_mp_poll_due(const tp_t *tp);
+/* For a sleeper: -1 when the multipath layer needs polling now (it measures its paths, holds
+ * fragments for their turn, or a timer of its failover is due), else the microseconds until the
+ * failover's next timer (an ACK owed, a path to try again, a kept fragment that could stall;
+ * UINT64_MAX: none). */
+int tp_mp_sleep_us(const tp_t *tp, uint64_t *us);
 /* tcp path `path` (0 or TP_MP_TCP2) to multipath peer `peer` failed (why: one line): when
  * udp is among the pair's paths and the end-to-end acknowledgement is on (section 7.4), its
  * connection is closed, what it carried unacknowledged goes again over udp and the path is

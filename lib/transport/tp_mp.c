@@ -455,6 +455,24 @@ int tp_mp_poll_due(const tp_t *tp)
 	return tp->mp && (tp->mp->nbusy || tp->mp->npend || tp->mp->ack_now || tp_mp_fo_due(tp));
 }
 
+int tp_mp_sleep_us(const tp_t *tp, uint64_t *us)
+{
+	const struct tp_mp *m = tp->mp;
+	uint64_t due, now;
+
+	if (m->nbusy || m->npend || m->ack_now || m->release)
+		return -1;
+	due = tp_mp_fo_next(tp);
+	if (due == UINT64_MAX)
+		return 0;
+	now = tp_now_us();
+	if (due <= now)
+		return -1;
+	if (due - now < *us)
+		*us = due - now;
+	return 0;
+}
+
 int tp_mp_queued(const tp_t *tp)
 {
 	return tp->mp ? tp->mp->nqueued : 0;

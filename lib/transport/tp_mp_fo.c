@@ -303,6 +303,38 @@ int tp_mp_fo_due(const tp_t *tp)
 	return m->ack && (m->nackp || m->ndownp || m->nkept);
 }
 
+uint64_t tp_mp_fo_next(const tp_t *tp)
+{
+	const struct tp_mp *m = tp->mp;
+	uint64_t due = UINT64_MAX;
+
+	if (!m->ack)
+		return due;
+	for (int i = 0; i < m->nackp; i++) {
+		const struct mp_peer *p = m->p[m->ackp[i]];
+		if (p->ack_due && p->ack_due < due)
+			due = p->ack_due;
+	}
+	for (int i = 0; i < m->ndownp; i++)
+		for (int k = 0; k < TP_MP_PATHS; k++)
+			if (m->p[m->downp[i]]->down[k] && m->p[m->downp[i]]->retry_at[k] < due)
+				due = m->p[m->downp[i]]->retry_at[k];
+	/* a kept fragment can be found stalled (stalled(), above: the first one on a tcp path
+	 * that is up) only stall_us after it went, and no sooner than the next look */
+	for (int peer = 0; m->nkept && peer < tp->cfg.size; peer++) {
+		const struct mp_peer *p = m->p[peer];
+		for (const struct mp_keep *k = p ? p->kh : NULL; k; k = k->next) {
+			if (k->path == 1 || p->down[k->path])
+				continue;
+			uint64_t t = k->t_sent + m->stall_us + 1;
+			t = t < m->next_look ? m->next_look : t;
+			due = t < due ? t : due;
+			break;
+		}
+	}
+	return due;
+}
+
 void tp_mp_fo_free(tp_t *tp, struct mp_peer *p)
 {
 	while (p->kh) {

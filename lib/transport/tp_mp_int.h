@@ -125,6 +125,8 @@ void tp_mp_ack_owed(tp_t *tp, struct mp_peer *p, int peer, size_t bytes, int lar
 int tp_mp_fo_poll(tp_t *tp, uint64_t now);
 /* Whether the failover has timers running (ACKs owed, paths down, fragments kept). */
 int tp_mp_fo_due(const tp_t *tp);
+/* When the failover's next timer is due (us, tp_now_us's clock), UINT64_MAX when none runs. */
+uint64_t tp_mp_fo_next(const tp_t *tp);
 /* Free what is kept for p. */
 void tp_mp_fo_free(tp_t *tp, struct mp_peer *p);
 
