@@ -114,10 +114,10 @@ bad("tp2.lua", 'transport = "shm+tcp,carrier-pigeon"\n', "1: transport 'shm+tcp,
   "'carrier-pigeon' is not a path (tcp at most twice, udp once, *WEIGHT 1-1000)", "transport policy checked")
 bad("typo.lua", 'algoritm = "tree"\n',
   "1: unknown setting 'algoritm' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "ship, promiscuous, rte, transport, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
+  "ship, promiscuous, rte, transport, watch, defaults, <module> = {...}; use 'local' for your own variables)", "a typo in a setting")
 bad("typo2.lua", 'sssh = { port = 1 }\n',
   "1: unknown setting 'sssh' (settings: boot, algorithm, fanout, window, timeout, " ..
-  "ship, promiscuous, rte, transport, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
+  "ship, promiscuous, rte, transport, watch, defaults, <module> = {...}; use 'local' for your own variables)", "options for no module")
 bad("builtin.lua", 'node = 1\n', "1: cannot assign to built-in 'node'", "assign to a built-in")
 bad("host.lua", 'node "bad host" { }\n', "1: 'bad host' is not a valid host name", "bad host")
 bad("host2.lua", 'node "-oProxyCommand=x"\n', "1: '-oProxyCommand=x' is not a valid host name",
