@@ -164,7 +164,7 @@ int tp_shmx_limits(const tp_t *tp, int peer, size_t *eager, size_t *frag);
 int tp_shmx_can_get(const tp_t *tp, int peer);
 int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
 
-/* tcp path (tp_tcp.c). create: open a listener; publish 1 publishes its card lk-tcp-RANK (the
+/* tcp path (tp_tcp*.c). create: open a listener; publish 1 publishes its card lk-tcp-RANK (the
  * job's tcp path, multipath path 0), 2 makes the instance of the second connection to each
  * multipath peer (card lk-tcp2-RANK, multipath path TP_MP_TCP2, job ranks only), 0 publishes
  * nothing (a listener for peers of other jobs). */
