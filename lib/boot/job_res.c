@@ -327,6 +327,10 @@ void boot_job_res_fini(boot_job_t *j)
 {
 	boot_job_res_clean(j, -1);
 	clean_shm_records(j);
+	/* the node segment this agent made, also when its record is gone with the job dir */
+	if (j->node_seg[0] && shm_unlink(j->node_seg) == 0)
+		core_log(CORE_LOG_DEBUG, "agent: job %u: removed segment %s", j->js.jobid,
+		         j->node_seg);
 	free(j->res);
 	j->res = NULL;
 	j->nres = j->capres = 0;
