@@ -167,8 +167,7 @@ int tp_sleep_prepare(tp_t *tp, int watched)
 	if ((tp->shm && !tp->yield) || tp->selfq.head || tp_queued(tp))
 		return -1;
 	tp->sleep_us = UINT64_MAX;
-	/* the multipath failover's timers (ACKs owed, kept fragments) bound the sleep as udp's do
-	 */
+	/* the multipath failover's timers (ACKs owed, kept fragments) bound the sleep */
 	if (tp->mp && tp_mp_sleep_us(tp, &tp->sleep_us) < 0)
 		return -1;
 	/* the futex when nothing else needs watching: only node rings, or sockets (and udp's
