@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A fence contribution travels in KVS records "lamkit.pmix.<first rank of the agent>.<i>",
@@ -198,11 +199,18 @@ static int add_procs(const boot_job_t *j, void *l, const int *node, int me)
 	return rc;
 }
 
-/* What this node is: our ranks, the leader, the job's directory. */
+/* The PMIx clients' directory: <job dir>/pmix, not the job's directory itself, which holds
+ * what `wipe` needs (procs, shm-node, res-*): Open MPI removes its PMIX_NSDIR at finalize. */
+static void pmix_dir(const boot_job_t *j, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s", j->dir, j->dir[0] ? "/pmix" : "");
+}
+
+/* What this node is: our ranks, the leader, the clients' directory. */
 static int add_node(const boot_job_t *j, void *l)
 {
 	struct core_wbuf peers = {0};
-	char num[16];
+	char num[16], dir[sizeof j->dir + 8];
 
 	for (int i = 0; i < j->nranks; i++) {
 		snprintf(num, sizeof num, i ? ",%d" : "%d", j->r[i].rank);
@@ -215,8 +223,9 @@ static int add_node(const boot_job_t *j, void *l)
 	rc |= add_u32(l, PMIX_LOCAL_SIZE, (uint32_t)j->nranks);
 	rc |= add_u32(l, PMIX_NODE_SIZE, (uint32_t)j->nranks);
 	rc |= add(l, PMIX_LOCALLDR, &ldr, PMIX_PROC_RANK);
-	rc |= add_str(l, PMIX_TMPDIR, j->dir);
-	rc |= add_str(l, PMIX_NSDIR, j->dir);
+	pmix_dir(j, dir, sizeof dir);
+	rc |= add_str(l, PMIX_TMPDIR, dir);
+	rc |= add_str(l, PMIX_NSDIR, dir);
 	core_w_free(&peers);
 	return rc ? -1 : 0;
 }
@@ -348,6 +357,11 @@ int boot_job_pmix_init(boot_job_t *j, char *err, size_t errlen)
 	j->px->npmi = j->nranks - n;
 	if (boot_pmix_start(j->ag, err, errlen) < 0)
 		return -1;
+	char dir[sizeof j->dir + 8];
+	pmix_dir(j, dir, sizeof dir);
+	if (j->dir[0] && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return core_errprintf(err, errlen, "PMIx: cannot make %s: %s", dir,
+		                      strerror(errno));
 	return register_nspace(j, err, errlen);
 }
 

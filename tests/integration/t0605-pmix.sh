@@ -116,6 +116,9 @@ out=$(lkx -ppn 1 -n 2 "$B/portconn" client "svc-$$" 2>&1); rc=$?
 wait "$spid"
 is "$rc:$(printf '%s\n' "$out" | grep -c '^portconn: client [01]: server said 7$')" "0:2" "Open MPI MPI_Comm_connect from another job (universe): both client ranks talked"
 is "$(grep -cE '^(portconn: server: 2 clients sent 2001|rc=0)$' "$T/srv.out")" 2 "the server job accepted them and exits 0"
+left=0
+for p in $apids; do left=$((left + $(ls /dev/shm | grep -c -- "^lkmpi-a[0-9]*-$p\$"))); done
+is "$left" 0 "no node segment left by the Open MPI jobs (Open MPI removes its PMIX_NSDIR, not the job's records)"
 if [ "$have_pmi2" = 1 ]; then
 	out=$(lkx -ppn 2 "${mpmd[@]}" 2>&1); rc=$?
 	is "$rc:$(printf '%s\n' "$out" | grep -c ' ok')" "0:6" "MPMD of the three wires over the universe's agents"
