@@ -17,7 +17,7 @@ inc=/usr/lib/x86_64-linux-gnu/pmix2/include lib=/usr/lib/x86_64-linux-gnu/pmix2/
 P=$LAMKIT_TOP/out/testprogs
 [ "$LAMKIT_VARIANT" = asan ] && P=$LAMKIT_TOP/out/asan/testprogs
 EX=$LAMKIT_TOP/third_party/pmix-4.2.2/examples
-for p in client hello pub fault; do
+for p in client hello pub fault dynamic; do
 	cc -O -o "$T/ex_$p" "$EX/$p.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build OpenPMIx example $p"; }
 done
 for p in pmix_fence pmix_event; do
@@ -55,6 +55,10 @@ is "$(printf '%s\n' "$out" | grep -cE 'spawned job 1 \(spawn\): rank [01]: pid [
 out=$(lkx -n 2 "$B/spawn" exit 3 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" "3:1" "a spawned Open MPI child exiting 3 fails the job with 3, one line"
 like "$out" "spawned job 1 \(spawn\): rank 1 \(pid [0-9]+ on [^)]+\) exited with status 3" "naming the spawned job"
+# PMIx_Spawn of a program that is not there (OpenPMIx's dynamic example spawns ./client)
+out=$(lkx --mpi pmix -n 1 "$T/ex_dynamic" 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" "127:1" "PMIx_Spawn of a missing program: the job fails with 127, one line"
+like "$out" "spawned job 1 \(client\): cannot start rank 0 on [^:]+: $T/client: No such file or directory" "naming the program"
 # MPI_Comm_accept/connect between two spawned jobs, found by MPI_Lookup_name (no universe:
 # mpiexec is the family's rendezvous for names and for the connect)
 out=$(lkx --local-agents 3:1 -n 1 "$B/portconn" family 2>&1); rc=$?
