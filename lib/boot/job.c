@@ -325,6 +325,7 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 	case BOOT_MSG_DMODEX_REPLY:
 	case BOOT_MSG_PROC_EVENT:
 	case BOOT_MSG_JOB_CTRL_REPLY:
+	case BOOT_MSG_JOB_END_EVENT:
 		boot_job_pmix_ctl_frame(j, type, r);
 		break;
 	default:

@@ -171,7 +171,7 @@ void boot_job_pmix_rdv_frame(boot_job_t *j, unsigned type, struct core_rbuf *r);
 /* The link to the rendezvous is lost: the operations waiting on it fail. */
 void boot_job_pmix_rdv_lost(boot_job_t *j);
 /* job_pmix_ctl.c: a controller frame for the job's PMIx side (r after the jobid): XCOLL_DOWN,
- * DMODEX, DMODEX_REPLY, PROC_EVENT, JOB_CTRL_REPLY. */
+ * DMODEX, DMODEX_REPLY, PROC_EVENT, JOB_CTRL_REPLY, JOB_END_EVENT. */
 void boot_job_pmix_ctl_frame(boot_job_t *j, unsigned type, struct core_rbuf *r);
 /* Tell the job's PMIx ranks here that `rank` died with wait status `status` (a PMIx event:
  * PMIX_ERR_PROC_ABORTED, and PMIX_EVENT_PROC_TERMINATED to those who asked for it). Nothing

@@ -1,7 +1,8 @@
 /* lib/boot/job_pmix_ctl.c: what a job's PMIx ranks ask of the job's controller, and what the
  * controller tells them: PMIx_Spawn becomes the family's spawn (SPAWN, as PMI's), job control
- * becomes signals to ranks of the family (JOB_CTRL, what `lamkit kill` does), and a rank's
- * death becomes a PMIx event for the others (PROC_EVENT) before the job is ended. */
+ * becomes signals to ranks of the family (JOB_CTRL, what `lamkit kill` does), a rank's death
+ * becomes a PMIx event for the others (PROC_EVENT) before the job is ended, and the end of a
+ * job they spawned one for the spawners (JOB_END_EVENT). */
 #include "core.h"
 #include "job_pmix_int.h"
 #include "pmix_host.h"
@@ -128,34 +129,45 @@ void boot_job_pmix_ctl_call(boot_job_t *j, struct boot_pmix_call *c)
 
 /* {==== a rank's death: an event for the others */
 
+#define NINFO 5
+
 static void notified(pmix_status_t st, void *cbdata)
 {
 	pmix_info_t *info = cbdata;
 
-	PMIX_INFO_FREE(info, 3);
+	PMIX_INFO_FREE(info, NINFO);
 }
 
-static void notify(boot_job_t *j, pmix_status_t code, int rank, int exit_code, int non_default)
+/* Notify job j's PMIx ranks here (and nobody else: the server would reach every client that
+ * registered for the code) of `code` about `affected`, with its exit code; to handlers
+ * registered for the code only (non_default), or to default handlers too. */
+static void notify(boot_job_t *j, pmix_status_t code, const pmix_proc_t *affected, int exit_code,
+                   int non_default)
 {
 	pmix_info_t *info;
-	pmix_proc_t who;
+	pmix_proc_t src, to;
+	pmix_status_t term = exit_code ? PMIX_ERR_JOB_TERMINATED : PMIX_SUCCESS;
 	bool yes = true;
 
-	PMIX_INFO_CREATE(info, 3);
+	PMIX_INFO_CREATE(info, NINFO);
 	if (!info)
 		return;
-	PMIX_LOAD_PROCID(&who, j->js.kvsname, (pmix_rank_t)rank);
-	PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC);
+	PMIX_LOAD_PROCID(&to, j->js.kvsname, PMIX_RANK_WILDCARD);
+	PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, affected, PMIX_PROC);
 	PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &exit_code, PMIX_INT);
-	PMIX_INFO_LOAD(&info[2], non_default ? PMIX_EVENT_NON_DEFAULT : PMIX_EVENT_DO_NOT_CACHE,
+	PMIX_INFO_LOAD(&info[2], PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_PROC);
+	PMIX_INFO_LOAD(&info[3], PMIX_JOB_TERM_STATUS, &term, PMIX_STATUS);
+	PMIX_INFO_LOAD(&info[4], non_default ? PMIX_EVENT_NON_DEFAULT : PMIX_EVENT_DO_NOT_CACHE,
 	               &yes, PMIX_BOOL);
-	/* the dead rank is the source: the namespace range reaches its job's ranks here */
+	/* the source is the affected proc: the library sends nothing back to the source, and a
+	 * wildcard source of the job's own namespace would be every rank of it */
+	src = *affected;
 	pmix_status_t st =
-	    PMIx_Notify_event(code, &who, PMIX_RANGE_NAMESPACE, info, 3, notified, info);
+	    PMIx_Notify_event(code, &src, PMIX_RANGE_CUSTOM, info, NINFO, notified, info);
 	if (st != PMIX_SUCCESS) {
-		core_log(CORE_LOG_ERROR, "agent: job %u: PMIx event for rank %d: %s", j->js.jobid,
-		         rank, PMIx_Error_string(st));
-		PMIX_INFO_FREE(info, 3);
+		core_log(CORE_LOG_ERROR, "agent: job %u: PMIx event %s: %s", j->js.jobid,
+		         PMIx_Error_string(code), PMIx_Error_string(st));
+		PMIX_INFO_FREE(info, NINFO);
 	}
 }
 
@@ -164,13 +176,28 @@ void boot_job_pmix_proc_died(boot_job_t *j, int rank, int status)
 	int code = WIFEXITED(status)     ? WEXITSTATUS(status)
 	           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
 	                                 : 1;
+	pmix_proc_t who;
 
 	if (!j->px || !boot_pmix_running(j->ag))
 		return;
 	core_log(CORE_LOG_DEBUG, "agent: job %u: telling its PMIx ranks that rank %d died (%d)",
 	         j->js.jobid, rank, code);
-	notify(j, PMIX_ERR_PROC_ABORTED, rank, code, 0);
-	notify(j, PMIX_EVENT_PROC_TERMINATED, rank, code, 1); /* to those who asked for it only */
+	PMIX_LOAD_PROCID(&who, j->js.kvsname, (pmix_rank_t)rank);
+	notify(j, PMIX_ERR_PROC_ABORTED, &who, code, 0);
+	notify(j, PMIX_EVENT_PROC_TERMINATED, &who, code, 1); /* to those who asked for it only */
+}
+
+/* A job that j's ranks spawned ended (exit code: the first failure's, 0 if none). */
+static void job_ended(boot_job_t *j, const char *nspace, int code)
+{
+	pmix_proc_t all;
+
+	if (!j->px || !boot_pmix_running(j->ag))
+		return;
+	core_log(CORE_LOG_DEBUG, "agent: job %u: telling its PMIx ranks that job %s ended (%d)",
+	         j->js.jobid, nspace, code);
+	PMIX_LOAD_PROCID(&all, nspace, PMIX_RANK_WILDCARD);
+	notify(j, PMIX_EVENT_JOB_END, &all, code, 1);
 }
 
 /* ====} */
@@ -187,6 +214,13 @@ void boot_job_pmix_ctl_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 	case BOOT_MSG_DMODEX_REPLY:
 		boot_pmix_xjob_dmodex_reply(j, r);
 		break;
+	case BOOT_MSG_JOB_END_EVENT: {
+		const char *ns = core_r_str(r);
+		int code = (int)core_r_u32(r);
+		if (!r->err)
+			job_ended(j, ns, code);
+		break;
+	}
 	case BOOT_MSG_PROC_EVENT: {
 		int rank = (int)core_r_u32(r), st = (int)core_r_u32(r);
 		if (!r->err)

@@ -587,6 +587,8 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 		if (!a->done) {
 			a->done = 1;
 			c->ndone++;
+			/* a spawned job's last agent: its spawners hear of its end */
+			boot_ctl_notify_job_end(c);
 		}
 		check_over(c);
 		break;

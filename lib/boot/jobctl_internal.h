@@ -189,6 +189,9 @@ void boot_ctl_jobctrl(struct agent *a, struct core_rbuf *r);
 /* Tell the PMIx ranks of c's job that `rank` died (wait status st): PROC_EVENT to its agents.
  * Nothing when the job has no PMIx rank. Returns whether any was told. */
 int boot_ctl_notify_death(struct ctl *c, int rank, int st);
+/* Spawned job c is over and the family lives: the PMIx ranks of the job that spawned it hear
+ * PMIX_EVENT_JOB_END (JOB_END_EVENT to its agents). Nothing otherwise. */
+void boot_ctl_notify_job_end(struct ctl *c);
 
 /* jobctl_spawn.c: agent a's rank asks for a new job (BOOT_MSG_SPAWN): place and start it as a
  * spawned job of the family, or answer rc=-1 with one line said. */

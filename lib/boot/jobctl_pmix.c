@@ -224,3 +224,20 @@ int boot_ctl_notify_death(struct ctl *c, int rank, int st)
 	}
 	return told > 0;
 }
+
+void boot_ctl_notify_job_end(struct ctl *c)
+{
+	struct ctl *p = c->parent, *r = boot_ctl_root(c);
+
+	if (!p || c->ndone < c->nag || p->npmix <= 0 || r->failed || r->killed)
+		return;
+	for (int i = 0; i < p->nag; i++) {
+		struct core_wbuf w = {0};
+		if (!p->ag[i].started)
+			continue;
+		core_w_u32(&w, p->o->js->jobid);
+		core_w_str(&w, c->o->js->kvsname);
+		core_w_u32(&w, 0);
+		sendw(&p->ag[i], BOOT_MSG_JOB_END_EVENT, &w, NULL, 0);
+	}
+}

@@ -12,7 +12,8 @@
 	5 /* 2: SPAWN and NAMES frames, spawner, names_at, preput;                                 \
 	     3: placement and slots in the job spec, REPORT;                                       \
 	     4: the watch; HELLO and UNIVERSE carry its view and settings;                         \
-	     5: PMIx across jobs (XCOLL, DMODEX), PROC_EVENT, JOB_CTRL, NAMES to mpiexec */
+	     5: PMIx across jobs (XCOLL, DMODEX), PROC_EVENT, JOB_CTRL, JOB_END_EVENT, NAMES to    \
+	     mpiexec */
 
 /* Frame types. A = agent, M = mpiexec (the job's controller). */
 enum boot_msg {
@@ -91,6 +92,8 @@ enum boot_msg {
 	BOOT_MSG_JOB_CTRL = 65,     /* A->M: u32 jobid, u32 req, u32 rank (who asks), u32 signo,
 	                               u32 n, n x (str nspace, u32 rank): signal ranks of the family */
 	BOOT_MSG_JOB_CTRL_REPLY = 66, /* M->A: u32 jobid, u32 req, u32 status (pmix_status_t) */
+	BOOT_MSG_JOB_END_EVENT = 67,  /* M->A: u32 jobid, str nspace, u32 exit code: a job the
+	                                 job's ranks spawned ended */
 };
 
 /* A DMODEX's or a JOB_CTRL target's rank meaning "the whole job" (PMIx's wildcard rank). */
