@@ -7,7 +7,8 @@
 # a client killed before its fence: the job ends with one line from mpiexec, the agents serve on.
 # Open MPI's MPI_Comm_spawn (spawn, spawn_multiple, over agents) and MPI_Comm_accept/connect (two
 # spawned jobs; two jobs of two mpiexecs in the universe); a rank's death as a PMIx event
-# (tests/pmix/pmix_event, OpenPMIx's fault example); PMIx job control (kill a rank, signal a job).
+# (tests/pmix/pmix_event, OpenPMIx's fault example), not heard by another job; a spawned job's
+# end as PMIX_EVENT_JOB_END to its spawners; PMIx job control (kill a rank, signal a job).
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 need_openmpi
@@ -71,6 +72,8 @@ is "$(printf '%s\n' "$out" | grep -cE '^pmix_event: rank [02]: PROC-ABORTED for 
 is "$(printf '%s\n' "$out" | grep -cE '^pmix_event: rank [02]: PROC TERMINATED for rank 1 ')" 2 "and PMIX_EVENT_PROC_TERMINATED"
 out=$(lkx -n 3 "$T/pmix_event" --die 2 --exit 5 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'PROC-ABORTED for rank 2 .*(exit code 5)$')" "5:2" "a rank exiting 5: the event carries its exit code"
+out=$(lkx -n 2 "$T/pmix_event" --spawn 2 /bin/true 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -cE '^pmix_event: rank [01]: JOB ENDED for rank -2 of kvs_[0-9_]+_s1 \(exit code 0\)$')" "0:2" "a job spawned over PMIx ends: its spawners hear PMIX_EVENT_JOB_END"
 out=$(lkx --mpi pmix -n 3 "$T/ex_fault" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c '^DEBUGGER DAEMON NOTIFIED TERMINATED - AFFECTED kvs_')" "1:2" "OpenPMIx's fault example: both survivors are notified of rank 0's end"
 is "$(printf '%s\n' "$out" | grep -c 'PMIx_Finalize successfully completed')" 2 "and finalize"
@@ -120,6 +123,14 @@ out=$(lkx -ppn 1 -n 2 "$B/portconn" client "svc-$$" 2>&1); rc=$?
 wait "$spid"
 is "$rc:$(printf '%s\n' "$out" | grep -c '^portconn: client [01]: server said 7$')" "0:2" "Open MPI MPI_Comm_connect from another job (universe): both client ranks talked"
 is "$(grep -cE '^(portconn: server: 2 clients sent 2001|rc=0)$' "$T/srv.out")" 2 "the server job accepted them and exits 0"
+# events stay in their job: a job on the same agent does not hear another job's rank die
+(lkx -n 1 "$T/pmix_event" --wait 3000 >"$T/quiet.out" 2>&1; echo "rc=$?" >>"$T/quiet.out") &
+qpid=$!
+sleep 0.5
+out=$(lkx -v -n 3 "$T/pmix_event" --die 1 2>&1); rc=$?
+wait "$qpid"
+is "$rc:$(printf '%s\n' "$out" | grep -c 'PROC-ABORTED for rank 1 '):$(printf '%s\n' "$out" | grep -cE 'rank [02]: pid [0-9]+ on n1$')" "137:2:1" "a rank dies in a job with a rank beside another job's on n1: its own job hears it"
+is "$(cat "$T/quiet.out" | tr '\n' ' ')" "pmix_event: rank 0: no event rc=0 " "the other job's rank, served by the same agent, hears nothing"
 left=0
 for p in $apids; do left=$((left + $(ls /dev/shm | grep -c -- "^lkmpi-a[0-9]*-$p\$"))); done
 is "$left" 0 "no node segment left by the Open MPI jobs (Open MPI removes its PMIX_NSDIR, not the job's records)"

@@ -6,9 +6,13 @@
  *                                     others wait for the event of its death
  *   pmix_event --signal SIG           rank 0 asks to send SIG to every rank of the job; each rank
  *                                     waits for it (10 s at most), then all fence and finalize
+ *   pmix_event [--wait MS]            nobody dies: wait MS (default 20000) for events
+ *   pmix_event --spawn N CMD          rank 0 spawns N processes of CMD (PMIx_Spawn, asking for
+ *                                     PMIX_NOTIFY_COMPLETION) and waits (20 s at most) for the
+ *                                     PMIX_EVENT_JOB_END of that job
  * Each survivor prints "pmix_event: rank R: <event name> for rank X of <nspace> (exit code
- * N)" per event (handlers registered for PMIX_ERR_PROC_ABORTED and for
- * PMIX_EVENT_PROC_TERMINATED), then finalizes and exits 0. */
+ * N)" per event (handlers registered for PMIX_ERR_PROC_ABORTED, PMIX_EVENT_PROC_TERMINATED
+ * and PMIX_EVENT_JOB_END; X is -2 for a whole job), then finalizes and exits 0. */
 #include <pmix.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,10 +100,12 @@ static pmix_status_t control(pmix_rank_t rank, const char *key, int sig)
 
 int main(int argc, char **argv)
 {
-	int die = -1, code = -1, kill_r = -1, sig = 0;
-	pmix_status_t rc, codes[2] = {PMIX_ERR_PROC_ABORTED, PMIX_EVENT_PROC_TERMINATED};
+	int die = -1, code = -1, kill_r = -1, sig = 0, nspawn = 0, wait_ms = 20000;
+	const char *cmd = NULL;
+	pmix_status_t rc,
+	    codes[3] = {PMIX_ERR_PROC_ABORTED, PMIX_EVENT_PROC_TERMINATED, PMIX_EVENT_JOB_END};
 	pmix_proc_t all;
-	volatile int reg[2] = {0, 0};
+	volatile int reg[3] = {0, 0, 0};
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--die"))
@@ -110,6 +116,10 @@ int main(int argc, char **argv)
 			kill_r = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--signal"))
 			sig = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--wait"))
+			wait_ms = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--spawn") && i + 2 < argc)
+			nspawn = atoi(argv[i + 1]), cmd = argv[i + 2], i++;
 	}
 	signal(SIGUSR1, on_signal);
 	signal(SIGUSR2, on_signal);
@@ -117,12 +127,12 @@ int main(int argc, char **argv)
 		printf("pmix_event: PMIx_Init failed: %s\n", PMIx_Error_string(rc));
 		return 1;
 	}
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 3; k++)
 		PMIx_Register_event_handler(&codes[k], 1, NULL, 0, on_event, registered,
 		                            (void *)&reg[k]);
-	for (int i = 0; i < 500 && (!reg[0] || !reg[1]); i++)
+	for (int i = 0; i < 500 && (!reg[0] || !reg[1] || !reg[2]); i++)
 		nap(10);
-	if (reg[0] != 1 || reg[1] != 1) {
+	if (reg[0] != 1 || reg[1] != 1 || reg[2] != 1) {
 		printf("pmix_event: rank %u: registering the handlers failed\n", me.rank);
 		return 1;
 	}
@@ -144,6 +154,34 @@ int main(int argc, char **argv)
 		PMIx_Finalize(NULL, 0);
 		return got_signal ? 0 : 1;
 	}
+	if (nspawn > 0) {
+		if (me.rank == 0) {
+			pmix_app_t app;
+			pmix_info_t notify;
+			pmix_nspace_t child;
+			bool yes = true;
+			PMIX_APP_CONSTRUCT(&app);
+			app.cmd = strdup(cmd);
+			app.argv = calloc(2, sizeof *app.argv); /* the destructor frees it all */
+			app.argv[0] = strdup(cmd);
+			app.maxprocs = nspawn;
+			PMIX_INFO_LOAD(&notify, PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+			rc = PMIx_Spawn(&notify, 1, &app, 1, child);
+			printf("pmix_event: rank 0: spawned %d of %s: %s\n", nspawn, cmd,
+			       PMIx_Error_string(rc));
+			fflush(stdout);
+			PMIX_APP_DESTRUCT(&app);
+			PMIX_INFO_DESTRUCT(&notify);
+			for (int i = 0; rc == PMIX_SUCCESS && i < 2000 && !got_event; i++)
+				nap(10);
+			if (!got_event)
+				printf("pmix_event: rank 0: no event\n");
+		}
+		fflush(stdout);
+		PMIx_Fence(&all, 1, NULL, 0);
+		PMIx_Finalize(NULL, 0);
+		return 0;
+	}
 	if ((int)me.rank == die) {
 		nap(200);
 		if (code >= 0)
@@ -155,7 +193,7 @@ int main(int argc, char **argv)
 		       PMIx_Error_string(control((pmix_rank_t)kill_r, PMIX_JOB_CTRL_KILL, 0)));
 		fflush(stdout);
 	}
-	for (int i = 0; i < 2000 && got_event < 2; i++)
+	for (int i = 0; i < wait_ms / 10 && got_event < 2; i++)
 		nap(10);
 	if (!got_event)
 		printf("pmix_event: rank %u: no event\n", me.rank);
