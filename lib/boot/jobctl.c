@@ -674,6 +674,7 @@ void boot_ctl_continue_without(struct agent *a, const char *why)
 		core_w_free(&w);
 	}
 	free(list);
+	boot_ctl_notify_lost(c, a);
 	if (c->nlost == c->nag) { /* nobody is left to go on */
 		boot_ctl_fail(c, CORE_EXIT_SYSTEM, "every node of the job failed");
 	} else if (c->nup && c->nup == c->nag - c->nlost) {

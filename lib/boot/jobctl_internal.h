@@ -189,6 +189,9 @@ void boot_ctl_jobctrl(struct agent *a, struct core_rbuf *r);
 /* Tell the PMIx ranks of c's job that `rank` died (wait status st): PROC_EVENT to its agents.
  * Nothing when the job has no PMIx rank. Returns whether any was told. */
 int boot_ctl_notify_death(struct ctl *c, int rank, int st);
+/* --on-node-failure continue: agent a's node failed; the job's PMIx ranks hear of each of its
+ * ranks as of a rank killed (PROC_EVENT). Nothing when the job has no PMIx rank. */
+void boot_ctl_notify_lost(struct ctl *c, const struct agent *a);
 /* Spawned job c is over and the family lives: the PMIx ranks of the job that spawned it hear
  * PMIX_EVENT_JOB_END (JOB_END_EVENT to its agents). Nothing otherwise. */
 void boot_ctl_notify_job_end(struct ctl *c);

@@ -8,6 +8,7 @@
 #include "jobctl_internal.h"
 
 #include <pmix_common.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,4 +241,10 @@ void boot_ctl_notify_job_end(struct ctl *c)
 		core_w_u32(&w, 0);
 		sendw(&p->ag[i], BOOT_MSG_JOB_END_EVENT, &w, NULL, 0);
 	}
+}
+
+void boot_ctl_notify_lost(struct ctl *c, const struct agent *a)
+{
+	for (int k = 0; k < a->nranks; k++) /* as if killed: PMIX_EXIT_CODE 137 */
+		boot_ctl_notify_death(c, a->ranks[k], SIGKILL);
 }
