@@ -6,7 +6,8 @@
  *                                     others wait for the event of its death
  *   pmix_event --signal SIG           rank 0 asks to send SIG to every rank of the job; each rank
  *                                     waits for it (10 s at most), then all fence and finalize
- *   pmix_event [--wait MS]            nobody dies: wait MS (default 20000) for events
+ *   pmix_event [--wait MS]            nobody dies: rank 0 says "ready" after the fence; all
+ *                                     wait MS (default 20000) for events
  *   pmix_event --spawn N CMD          rank 0 spawns N processes of CMD (PMIx_Spawn, asking for
  *                                     PMIX_NOTIFY_COMPLETION) and waits (20 s at most) for the
  *                                     PMIX_EVENT_JOB_END of that job
@@ -191,6 +192,10 @@ int main(int argc, char **argv)
 	if (kill_r >= 0 && me.rank == 0) {
 		printf("pmix_event: rank 0: job control kill of rank %d: %s\n", kill_r,
 		       PMIx_Error_string(control((pmix_rank_t)kill_r, PMIX_JOB_CTRL_KILL, 0)));
+		fflush(stdout);
+	}
+	if (die < 0 && kill_r < 0 && me.rank == 0) { /* the others' job may go on now */
+		printf("pmix_event: rank 0: ready\n");
 		fflush(stdout);
 	}
 	for (int i = 0; i < wait_ms / 10 && got_event < 2; i++)
