@@ -6,6 +6,7 @@
  * (PROC_EVENT). */
 #include "core.h"
 #include "jobctl_internal.h"
+#include "ucall.h"
 
 #include <pmix_common.h>
 #include <signal.h>
@@ -170,6 +171,46 @@ static void signal_ranks(struct ctl *c, uint32_t signo, const char *ranks, uint3
 	}
 }
 
+/* Another mpiexec's job in the universe (namespace kvs_<pid>_<jobid>): what `lamkit kill`
+ * does, JOB_SIGNAL to every node, whole jobs only. Blocks mpiexec's loop for the round trip
+ * (5 s at most). */
+static pmix_status_t universe_signal(struct ctl *root, const char *ns, uint32_t rank,
+                                     uint32_t signo)
+{
+	int pid;
+	unsigned job, ranks = 0;
+	char tail;
+
+	if (!root->u || sscanf(ns, "kvs_%d_%u%c", &pid, &job, &tail) != 2 || !job)
+		return PMIX_ERR_NOT_FOUND;
+	if (rank != BOOT_RANK_ANY)
+		return PMIX_ERR_NOT_SUPPORTED; /* `lamkit kill` signals a whole job */
+	struct boot_ucall_res *res = calloc((size_t)root->u->nnodes + 1, sizeof *res);
+	struct core_wbuf w = {0};
+	core_w_u32(&w, job);
+	core_w_u32(&w, signo);
+	struct boot_ucall_req q = {.type = BOOT_MSG_JOB_SIGNAL,
+	                           .reply_type = BOOT_MSG_JOB_SIGNAL_REPLY,
+	                           .payload = w.p,
+	                           .plen = w.len,
+	                           .timeout_ms = 5000,
+	                           .together = 1};
+	if (res && !w.err)
+		boot_ucall_ex(root->u, &q, res);
+	for (int i = 0; res && i < root->u->nnodes; i++) {
+		struct core_rbuf rb = {.p = res[i].reply, .len = res[i].rlen};
+		core_r_u32(&rb);
+		unsigned k = core_r_u32(&rb);
+		if (res[i].ok && !rb.err)
+			ranks += k;
+	}
+	if (res)
+		boot_ucall_free(res, root->u->nnodes);
+	free(res);
+	core_w_free(&w);
+	return ranks ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
+}
+
 void boot_ctl_jobctrl(struct agent *a, struct core_rbuf *r)
 {
 	struct ctl *root = boot_ctl_root(a->c);
@@ -183,8 +224,19 @@ void boot_ctl_jobctrl(struct agent *a, struct core_rbuf *r)
 		const char *ns = core_r_str(r);
 		uint32_t rank = core_r_u32(r);
 		struct ctl *job = r->err ? NULL : family_job(root, ns);
-		if (!job) { /* not a job of this family: not ours to signal */
-			st = PMIX_ERR_NOT_FOUND;
+		if (!job && !r->err) { /* another job of the universe, or none */
+			pmix_status_t us = universe_signal(root, ns, rank, signo);
+			if (us != PMIX_SUCCESS)
+				st = us;
+			if (a->c->o->verbose)
+				boot_ctl_msg(
+				    a->c, "%sjob control: signal %u to job %s of the universe: %s",
+				    a->c->label, signo, ns,
+				    us == PMIX_SUCCESS ? "sent" : "not found");
+			continue;
+		}
+		if (!job) {
+			st = PMIX_ERR_BAD_PARAM;
 			continue;
 		}
 		if (a->c->o->verbose && rank == BOOT_RANK_ANY)
