@@ -130,7 +130,18 @@ sleep 0.5
 out=$(lkx -v -n 3 "$T/pmix_event" --die 1 2>&1); rc=$?
 wait "$qpid"
 is "$rc:$(printf '%s\n' "$out" | grep -c 'PROC-ABORTED for rank 1 '):$(printf '%s\n' "$out" | grep -cE 'rank [02]: pid [0-9]+ on n1$')" "137:2:1" "a rank dies in a job with a rank beside another job's on n1: its own job hears it"
-is "$(cat "$T/quiet.out" | tr '\n' ' ')" "pmix_event: rank 0: ready pmix_event: rank 0: no event rc=0 " "the other job's rank, served by the same agent, hears nothing"
+is "$(cat "$T/quiet.out" | tr '\n' ' ')" "pmix_event: rank 0: ready ($(sed -n 's/.*ready (\(.*\))$/\1/p' "$T/quiet.out")) pmix_event: rank 0: no event rc=0 " "the other job's rank, served by the same agent, hears nothing"
+# job control of another mpiexec's job in the universe goes the way of `lamkit kill`
+(lkx -n 2 "$T/pmix_event" --wait 15000 >"$T/victim.out" 2>&1; echo "rc=$?" >>"$T/victim.out") &
+vpid=$!
+for _ in $(seq 100); do grep -q 'rank 0: ready' "$T/victim.out" && break; sleep 0.1; done
+vns=$(sed -n 's/.*ready (\(.*\))$/\1/p' "$T/victim.out")
+out=$(lkx -n 1 "$T/pmix_event" --kill-job "$vns" 2>&1); rc=$?
+wait "$vpid"
+is "$rc:$out" "0:pmix_event: rank 0: job control kill of job $vns: SUCCESS" "PMIx job control kills another job of the universe (JOB_SIGNAL, as lamkit kill)"
+is "$(grep -cE '^(lamkit mpiexec: rank [01] \(pid [0-9]+ on n[12]\) killed by signal 9 \(Killed\)|rc=137)$' "$T/victim.out")" 2 "that job ends 137, one line"
+out=$(lkx -n 1 "$T/pmix_event" --kill-job kvs_1_4000000000 2>&1)
+like "$out" "kill of job kvs_1_4000000000: NOT-FOUND" "a job that is not there: PMIX_ERR_NOT_FOUND"
 left=0
 for p in $apids; do left=$((left + $(ls /dev/shm | grep -c -- "^lkmpi-a[0-9]*-$p\$"))); done
 is "$left" 0 "no node segment left by the Open MPI jobs (Open MPI removes its PMIX_NSDIR, not the job's records)"

@@ -6,8 +6,10 @@
  *                                     others wait for the event of its death
  *   pmix_event --signal SIG           rank 0 asks to send SIG to every rank of the job; each rank
  *                                     waits for it (10 s at most), then all fence and finalize
- *   pmix_event [--wait MS]            nobody dies: rank 0 says "ready" after the fence; all
- *                                     wait MS (default 20000) for events
+ *   pmix_event [--wait MS]            nobody dies: rank 0 says "ready (NSPACE)" after the fence;
+ *                                     all wait MS (default 20000) for events
+ *   pmix_event --kill-job NSPACE      rank 0 asks to kill every rank of job NSPACE, says how
+ *                                     that went; all finalize
  *   pmix_event --spawn N CMD          rank 0 spawns N processes of CMD (PMIx_Spawn, asking for
  *                                     PMIX_NOTIFY_COMPLETION) and waits (20 s at most) for the
  *                                     PMIX_EVENT_JOB_END of that job
@@ -80,14 +82,14 @@ static void nap(int ms)
 }
 
 /* Ask for job control over one target (rank PMIX_RANK_WILDCARD: the whole job). */
-static pmix_status_t control(pmix_rank_t rank, const char *key, int sig)
+static pmix_status_t control(const char *nspace, pmix_rank_t rank, const char *key, int sig)
 {
 	pmix_proc_t t;
 	pmix_info_t d;
 	struct done done = {0};
 	bool yes = true;
 
-	PMIX_LOAD_PROCID(&t, me.nspace, rank);
+	PMIX_LOAD_PROCID(&t, nspace, rank);
 	if (sig)
 		PMIX_INFO_LOAD(&d, key, &sig, PMIX_INT);
 	else
@@ -102,7 +104,7 @@ static pmix_status_t control(pmix_rank_t rank, const char *key, int sig)
 int main(int argc, char **argv)
 {
 	int die = -1, code = -1, kill_r = -1, sig = 0, nspawn = 0, wait_ms = 20000;
-	const char *cmd = NULL;
+	const char *cmd = NULL, *kill_job = NULL;
 	pmix_status_t rc,
 	    codes[3] = {PMIX_ERR_PROC_ABORTED, PMIX_EVENT_PROC_TERMINATED, PMIX_EVENT_JOB_END};
 	pmix_proc_t all;
@@ -117,6 +119,8 @@ int main(int argc, char **argv)
 			kill_r = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--signal"))
 			sig = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--kill-job"))
+			kill_job = argv[i + 1];
 		else if (!strcmp(argv[i], "--wait"))
 			wait_ms = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--spawn") && i + 2 < argc)
@@ -145,8 +149,8 @@ int main(int argc, char **argv)
 	if (sig) {
 		if (me.rank == 0)
 			printf("pmix_event: rank 0: job control signal %d: %s\n", sig,
-			       PMIx_Error_string(
-			           control(PMIX_RANK_WILDCARD, PMIX_JOB_CTRL_SIGNAL, sig)));
+			       PMIx_Error_string(control(me.nspace, PMIX_RANK_WILDCARD,
+			                                 PMIX_JOB_CTRL_SIGNAL, sig)));
 		for (int i = 0; i < 1000 && !got_signal; i++)
 			nap(10);
 		printf("pmix_event: rank %u: got signal %d\n", me.rank, (int)got_signal);
@@ -189,13 +193,23 @@ int main(int argc, char **argv)
 			exit(code);
 		raise(SIGKILL);
 	}
+	if (kill_job) {
+		if (me.rank == 0)
+			printf("pmix_event: rank 0: job control kill of job %s: %s\n", kill_job,
+			       PMIx_Error_string(
+			           control(kill_job, PMIX_RANK_WILDCARD, PMIX_JOB_CTRL_KILL, 0)));
+		fflush(stdout);
+		PMIx_Finalize(NULL, 0);
+		return 0;
+	}
 	if (kill_r >= 0 && me.rank == 0) {
 		printf("pmix_event: rank 0: job control kill of rank %d: %s\n", kill_r,
-		       PMIx_Error_string(control((pmix_rank_t)kill_r, PMIX_JOB_CTRL_KILL, 0)));
+		       PMIx_Error_string(
+		           control(me.nspace, (pmix_rank_t)kill_r, PMIX_JOB_CTRL_KILL, 0)));
 		fflush(stdout);
 	}
 	if (die < 0 && kill_r < 0 && me.rank == 0) { /* the others' job may go on now */
-		printf("pmix_event: rank 0: ready\n");
+		printf("pmix_event: rank 0: ready (%s)\n", me.nspace);
 		fflush(stdout);
 	}
 	for (int i = 0; i < wait_ms / 10 && got_event < 2; i++)
