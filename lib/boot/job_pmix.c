@@ -563,6 +563,12 @@ void boot_job_pmix_call(boot_agent_t *ag, struct boot_pmix_call *c)
 	for (int i = 0; i < ag->njobs && !j; i++)
 		if (ag->jobs[i]->px && !strcmp(ag->jobs[i]->js.kvsname, c->nspace))
 			j = ag->jobs[i];
+	if (!j && c->what == BOOT_PMIX_JOBCTRL && c->nprocs) { /* a tool's: a target's job here */
+		for (int i = 0; i < ag->njobs && !j; i++)
+			if (ag->jobs[i]->px && !strcmp(ag->jobs[i]->js.kvsname, c->procs[0].nspace))
+				j = ag->jobs[i];
+		c->rank = BOOT_RANK_TOOL;
+	}
 	struct boot_rank *r = j ? find_rank(j, c->rank) : NULL;
 	switch (c->what) {
 	case BOOT_PMIX_CONNECTED:

@@ -251,7 +251,12 @@ void boot_ctl_jobctrl(struct agent *a, struct core_rbuf *r)
 		signal_ranks(job, signo, rank == BOOT_RANK_ANY ? NULL : one, 1);
 		/* a rank this signal kills is named with who sent it */
 		job->ctrl_sig = (int)signo;
-		snprintf(job->ctrl_who, sizeof job->ctrl_who, "%srank %u", a->c->label, who);
+		if (who == BOOT_RANK_TOOL)
+			snprintf(job->ctrl_who, sizeof job->ctrl_who, "a PMIx tool on %.60s",
+			         a->host);
+		else
+			snprintf(job->ctrl_who, sizeof job->ctrl_who, "%srank %u", a->c->label,
+			         who);
 	}
 	struct core_wbuf w = {0};
 	core_w_u32(&w, a->c->o->js->jobid);

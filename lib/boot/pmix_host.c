@@ -304,6 +304,10 @@ static pmix_status_t m_job_control(const pmix_proc_t *requestor, const pmix_proc
 		return ndirs ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_BAD_PARAM;
 	if (!(c = call_new(BOOT_PMIX_JOBCTRL, requestor)))
 		return PMIX_ERR_NOMEM;
+	if (copy_procs(c, targets, ntargets) < 0) { /* a tool's call: its targets name the job */
+		boot_pmix_call_free(c);
+		return PMIX_ERR_NOMEM;
+	}
 	core_w_u32(&w, (uint32_t)sig);
 	if (ntargets == 0) { /* no target: the requestor's own job */
 		core_w_u32(&w, 1);
@@ -505,6 +509,34 @@ static pmix_status_t m_unpublish(const pmix_proc_t *proc, char **keys, const pmi
 	return keys_call(BOOT_PMIX_UNPUBLISH, proc, keys, cbfunc, NULL, cbdata, 0);
 }
 
+/* A tool (PMIx_tool_init) connects: it keeps the identity it brings, or gets
+ * lamkit-tool.<agent pid>.<n>, rank 0. Only the agent's user gets here (native security). */
+static void m_tool_connected(pmix_info_t info[], size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
+                             void *cbdata)
+{
+	static unsigned n;
+	pmix_proc_t p;
+	const char *ns = NULL;
+	pmix_rank_t rank = 0;
+
+	for (size_t i = 0; i < ninfo; i++) {
+		if (PMIX_CHECK_KEY(&info[i], PMIX_NSPACE) && info[i].value.type == PMIX_STRING)
+			ns = info[i].value.data.string;
+		else if (PMIX_CHECK_KEY(&info[i], PMIX_RANK) &&
+		         info[i].value.type == PMIX_PROC_RANK)
+			rank = info[i].value.data.rank;
+	}
+	if (ns && *ns) {
+		PMIX_LOAD_PROCID(&p, ns, rank);
+	} else {
+		char name[PMIX_MAX_NSLEN + 1];
+		snprintf(name, sizeof name, "lamkit-tool.%ld.%u", (long)getpid(), ++n);
+		PMIX_LOAD_PROCID(&p, name, 0);
+	}
+	core_log(CORE_LOG_INFO, "agent: PMIx tool %s:%u connected", p.nspace, p.rank);
+	cbfunc(PMIX_SUCCESS, &p, cbdata);
+}
+
 static pmix_server_module_t module = {
     .publish = m_publish,
     .lookup = m_lookup,
@@ -518,6 +550,7 @@ static pmix_server_module_t module = {
     .disconnect = m_disconnect,
     .spawn = m_spawn,
     .job_control = m_job_control,
+    .tool_connected = m_tool_connected,
 };
 
 /* {==== asking the library for a local rank's data (for another agent) */
@@ -606,10 +639,10 @@ int boot_pmix_start(boot_agent_t *ag, char *err, size_t errlen)
 	}
 	the = px;
 	pmix_info_t info[4];
-	bool no = false;
+	bool no = false, yes = true;
 	PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, px->dir, PMIX_STRING);
 	PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, px->dir, PMIX_STRING);
-	PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &no, PMIX_BOOL);
+	PMIX_INFO_LOAD(&info[2], PMIX_SERVER_TOOL_SUPPORT, &yes, PMIX_BOOL);
 	PMIX_INFO_LOAD(&info[3], PMIX_SERVER_SYSTEM_SUPPORT, &no, PMIX_BOOL);
 	pmix_status_t rc = PMIx_server_init(&module, info, 4);
 	for (int i = 0; i < 4; i++)

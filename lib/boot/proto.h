@@ -98,6 +98,8 @@ enum boot_msg {
 
 /* A DMODEX's or a JOB_CTRL target's rank meaning "the whole job" (PMIx's wildcard rank). */
 #define BOOT_RANK_ANY 0xfffffffeu
+/* JOB_CTRL's asker that is no rank of the job: a PMIx tool connected to the agent. */
+#define BOOT_RANK_TOOL 0xfffffff0u
 
 /* What RANK_EXIT says about the rank's PMI session. */
 enum { BOOT_PMI_NONE = 0, BOOT_PMI_INIT = 1, BOOT_PMI_FINALIZED = 2 };
