@@ -8,11 +8,15 @@
 # Open MPI's MPI_Comm_spawn (spawn, spawn_multiple, over agents) and MPI_Comm_accept/connect (two
 # spawned jobs; two jobs of two mpiexecs in the universe); a rank's death as a PMIx event
 # (tests/pmix/pmix_event, OpenPMIx's fault example), not heard by another job; a spawned job's
-# end as PMIX_EVENT_JOB_END to its spawners; PMIx job control (kill a rank, signal a job).
+# end as PMIX_EVENT_JOB_END to its spawners; PMIx job control (kill a rank, signal a job, kill
+# another job of the universe, from a PMIx tool connected to an agent).
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 need_openmpi
 B=$MPI_BIN/openmpi
+# everything here is on this host: Open MPI's tcp stays on loopback (other tests' bridges come
+# and go, and Open MPI fails a connect over an address that went away meanwhile)
+export OMPI_MCA_btl_tcp_if_include=lo
 inc=/usr/lib/x86_64-linux-gnu/pmix2/include lib=/usr/lib/x86_64-linux-gnu/pmix2/lib
 [ -f "$inc/pmix.h" ] || skip_all "libpmix-dev not installed (packaging/setup-deps installs it)"
 P=$LAMKIT_TOP/out/testprogs
@@ -21,7 +25,7 @@ EX=$LAMKIT_TOP/third_party/pmix-4.2.2/examples
 for p in client hello pub fault dynamic; do
 	cc -O -o "$T/ex_$p" "$EX/$p.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build OpenPMIx example $p"; }
 done
-for p in pmix_fence pmix_event; do
+for p in pmix_fence pmix_event pmix_tool; do
 	cc -O -o "$T/$p" "$LAMKIT_TOP/tests/pmix/$p.c" -I"$inc" -L"$lib" -lpmix 2>"$T/cc.err" || { diag "$(cat "$T/cc.err")"; ok 1 "build $p"; }
 done
 have_pmi2=0
@@ -140,6 +144,18 @@ out=$(lkx -n 1 "$T/pmix_event" --kill-job "$vns" 2>&1); rc=$?
 wait "$vpid"
 is "$rc:$out" "0:pmix_event: rank 0: job control kill of job $vns: SUCCESS" "PMIx job control kills another job of the universe (JOB_SIGNAL, as lamkit kill)"
 is "$(grep -cE '^(lamkit mpiexec: rank [01] \(pid [0-9]+ on n[12]\) killed by signal 9 \(Killed\)|rc=137)$' "$T/victim.out")" 2 "that job ends 137, one line"
+# a PMIx tool connects to n1's agent (PMIx_tool_init with its pid, the rendezvous file in the
+# agent's directory) and kills a job there through job control
+(lkx -n 2 "$T/pmix_event" --wait 15000 >"$T/victim2.out" 2>&1; echo "rc=$?" >>"$T/victim2.out") &
+vpid=$!
+for _ in $(seq 100); do grep -q 'rank 0: ready' "$T/victim2.out" && break; sleep 0.1; done
+vns=$(sed -n 's/.*ready (\(.*\))$/\1/p' "$T/victim2.out")
+a1=$(awk '$1 == "node" && $2 == 1 { print $8 }' "$R/universe")
+out=$(PMIX_SERVER_TMPDIR="$(ls -d "$R"/u*-n1)/pmix" timeout -k 5 20 "$T/pmix_tool" --pid "$a1" --kill "$vns" 2>&1); rc=$?
+wait "$vpid"
+is "$rc" 0 "a PMIx tool connects to an agent and asks for job control"
+like "$out" "connected as lamkit-tool\.$a1\.[0-9]+:0" "the agent names the tool"
+like "$(cat "$T/victim2.out")" "killed by signal 9 \(Killed\), sent by PMIx job control of a PMIx tool on n1" "the job's ranks are killed, the line names the tool"
 out=$(lkx -n 1 "$T/pmix_event" --kill-job kvs_1_4000000000 2>&1)
 like "$out" "kill of job kvs_1_4000000000: NOT-FOUND" "a job that is not there: PMIX_ERR_NOT_FOUND"
 left=0
