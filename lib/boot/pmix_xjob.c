@@ -263,10 +263,22 @@ void boot_pmix_xjob_rank_gone(boot_job_t *j, int rank)
 	dmx_drop(j->ag, j->js.kvsname, (pmix_rank_t)rank, 0, PMIX_ERR_NOT_FOUND);
 }
 
+static void op_done(boot_agent_t *ag, struct xop *o, pmix_status_t st, char *all, size_t len);
+
 void boot_pmix_xjob_job_end(boot_job_t *j)
 {
 	uint32_t id = j->js.jobid;
 
+	/* the library's collectives that involve the job are answered before its namespace
+	 * goes: the library's tracker goes with it, and a late answer would find it freed */
+	for (struct xop *o = X.ops, *next; o; o = next) {
+		int mine = o->via == id;
+		next = o->next;
+		for (int i = 0; i < o->njobs && !mine; i++)
+			mine = o->jobs[i] == id;
+		if (mine)
+			op_done(j->ag, o, PMIX_ERR_PROC_ABORTED, NULL, 0);
+	}
 	dmx_drop(j->ag, j->js.kvsname, PMIX_RANK_UNDEF, id, PMIX_ERR_NOT_FOUND);
 
 	for (struct xns **p = &X.ns; *p;) {
