@@ -130,8 +130,9 @@ is "$(grep -cE '^(portconn: server: 2 clients sent 2001|rc=0)$' "$T/srv.out")" 2
 # events stay in their job: a job on the same agent does not hear another job's rank die
 (lkx -n 1 "$T/pmix_event" --wait 3000 >"$T/quiet.out" 2>&1; echo "rc=$?" >>"$T/quiet.out") &
 qpid=$!
-sleep 0.5
+for _ in $(seq 100); do grep -q 'rank 0: ready' "$T/quiet.out" && break; sleep 0.05; done
 out=$(lkx -v -n 3 "$T/pmix_event" --die 1 2>&1); rc=$?
+ok "$(grep -q '^rc=' "$T/quiet.out"; [ $? = 1 ]; echo $?)" "the other job still waits for events when the first one is over"
 wait "$qpid"
 is "$rc:$(printf '%s\n' "$out" | grep -c 'PROC-ABORTED for rank 1 '):$(printf '%s\n' "$out" | grep -cE 'rank [02]: pid [0-9]+ on n1$')" "137:2:1" "a rank dies in a job with a rank beside another job's on n1: its own job hears it"
 is "$(cat "$T/quiet.out" | tr '\n' ' ')" "pmix_event: rank 0: ready ($(sed -n 's/.*ready (\(.*\))$/\1/p' "$T/quiet.out")) pmix_event: rank 0: no event rc=0 " "the other job's rank, served by the same agent, hears nothing"
