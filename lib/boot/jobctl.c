@@ -163,6 +163,10 @@ static void kill_job(struct ctl *c)
 	check_over(r);
 }
 
+/* After a rank's death, how long the job's PMIx ranks have to act on the event (their
+ * handlers run, they may finalize and exit) before the job is killed: --kill-grace if less. */
+#define EVENT_GRACE_MS 1000
+
 static void on_event_grace(core_ev_t *ev, void *arg)
 {
 	struct ctl *c = arg;
@@ -172,7 +176,7 @@ static void on_event_grace(core_ev_t *ev, void *arg)
 }
 
 /* The first failure decides the exit status and ends the job; after a rank's death (`died`)
- * the job's PMIx ranks are told first and get the kill grace to act on it (they may end by
+ * the job's PMIx ranks are told first and get EVENT_GRACE_MS to act on it (they may end by
  * themselves; the job is over as soon as they all did). */
 static void vfail(struct ctl *c, int code, int died, int rank, int st, const char *fmt, va_list ap)
     __attribute__((format(printf, 6, 0)));
@@ -195,7 +199,10 @@ static void vfail(struct ctl *c, int code, int died, int rank, int st, const cha
 		snprintf(r->why, sizeof r->why, "%s%s", c->label, msg);
 	}
 	if (died && c->o->kill_grace_ms > 0 && boot_ctl_notify_death(c, rank, st))
-		r->event_timer = core_ev_timer(r->ev, c->o->kill_grace_ms, on_event_grace, r);
+		r->event_timer = core_ev_timer(
+		    r->ev,
+		    c->o->kill_grace_ms < EVENT_GRACE_MS ? c->o->kill_grace_ms : EVENT_GRACE_MS,
+		    on_event_grace, r);
 	else
 		kill_job(c);
 }

@@ -97,7 +97,7 @@ struct ctl {
 	struct boot_names *names;
 	struct boot_xcoll *xcoll;
 	/* PMIx: this job's ranks that may hear PMIx events (STARTED says), when they got a
-	 * death event the kill waits (the kill grace), and (mpiexec's own job) direct-modex
+	 * death event the kill waits (EVENT_GRACE_MS), and (mpiexec's own job) direct-modex
 	 * requests between agents of the family in flight (jobctl_pmix.c) */
 	int npmix;
 	int64_t event_timer;
