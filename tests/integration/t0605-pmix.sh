@@ -93,6 +93,8 @@ is "$rc:$(printf '%s\n' "$out" | grep -c '^pmix_event: rank [0-2]: got signal 10
 # transient agents, fence over the controller
 out=$(lkx --local-agents 2 --mpi pmix -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "PMIx fence across two agents (--local-agents)"
+out=$(lkx --local-agents 2 --map-by node -n 4 "$T/pmix_fence" --half 2>&1); rc=$?
+is "$rc:$(printf '%s\n' "$out" | grep -cE 'rank [0-3] half (0-1|2-3) ok')" "0:4" "PMIx fences over half of the job each, both halves across the two agents"
 
 # MPMD: PMI-1 (lamkit's libpmi), PMI-2 (Slurm's libpmi2), PMIx: every fence is the job's,
 # and the name service one (each app's first rank publishes, every rank looks up the others')
@@ -159,9 +161,6 @@ like "$out" "connected as lamkit-tool\.$a1\.[0-9]+:0" "the agent names the tool"
 like "$(cat "$T/victim2.out")" "killed by signal 9 \(Killed\), sent by PMIx job control of a PMIx tool on n1" "the job's ranks are killed, the line names the tool"
 out=$(lkx -n 1 "$T/pmix_event" --kill-job kvs_1_4000000000 2>&1)
 like "$out" "kill of job kvs_1_4000000000: NOT-FOUND" "a job that is not there: PMIX_ERR_NOT_FOUND"
-left=0
-for p in $apids; do left=$((left + $(ls /dev/shm | grep -c -- "^lkmpi-a[0-9]*-$p\$"))); done
-is "$left" 0 "no node segment left by the Open MPI jobs (Open MPI removes its PMIX_NSDIR, not the job's records)"
 if [ "$have_pmi2" = 1 ]; then
 	out=$(lkx -ppn 2 "${mpmd[@]}" 2>&1); rc=$?
 	is "$rc:$(printf '%s\n' "$out" | grep -c ' ok')" "0:6" "MPMD of the three wires over the universe's agents"
@@ -191,6 +190,9 @@ out=$(lkx -n 4 "$T/pmix_fence" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c 'ok (4 ranks)')" "0:4" "and serve the next PMIx job"
 (cd "$T" && timeout 20 "$LAMKIT" halt >/dev/null 2>&1); ok $? "halt"
 wait_gone 5 $apids; ok $? "both agents gone"
+left=0
+for p in $apids; do left=$((left + $(ls /dev/shm | grep -c -- "^lkmpi-a[0-9]*-$p\$"))); done
+is "$left" 0 "no node segment left by the universe's jobs (Open MPI removes its PMIX_NSDIR, not the job's records)"
 left=$(ls "$R" 2>/dev/null | grep -v '^universe')
 is "$(printf '%s' "$left" | grep -c .)" 0 "no session directory left"
 [ -z "$left" ] || diag "$(cd "$R" && find $left | head)"
