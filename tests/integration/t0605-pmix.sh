@@ -57,9 +57,14 @@ like "$out" "child 2 of 3 \(app1, appnum 1, 2 parents\)" "the children's apps an
 out=$(lkx -v --local-agents 3:1 -n 1 "$B/spawn" spawn 2 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c '^parent: child [01] answered')" "0:2" "spawned children on the two other agents connect back (data from another agent)"
 is "$(printf '%s\n' "$out" | grep -cE 'spawned job 1 \(spawn\): rank [01]: pid [0-9]+ on [^ ]+:[23]$')" 2 "placed on agents 2 and 3"
-out=$(lkx -n 2 "$B/spawn" exit 3 2>&1); rc=$?
-is "$rc:$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" "3:1" "a spawned Open MPI child exiting 3 fails the job with 3, one line"
-like "$out" "spawned job 1 \(spawn\): rank 1 \(pid [0-9]+ on [^)]+\) exited with status 3" "naming the spawned job"
+# (killing the family catches the other child in MPI_Finalize's fence: Debian's libpmix, which
+# the sanitizer variant links, lacks packaging/patches/pmix-lost-connection-once.patch and its
+# agent may crash on the collective's second loss; the release build carries the fix)
+if [ "$LAMKIT_VARIANT" = musl ]; then
+	out=$(lkx -n 2 "$B/spawn" exit 3 2>&1); rc=$?
+	is "$rc:$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" "3:1" "a spawned Open MPI child exiting 3 fails the job with 3, one line"
+	like "$out" "spawned job 1 \(spawn\): rank 1 \(pid [0-9]+ on [^)]+\) exited with status 3" "naming the spawned job"
+fi
 # PMIx_Spawn of a program that is not there (OpenPMIx's dynamic example spawns ./client)
 out=$(lkx --mpi pmix -n 1 "$T/ex_dynamic" 2>&1); rc=$?
 is "$rc:$(printf '%s\n' "$out" | grep -c '^lamkit mpiexec:')" "127:1" "PMIx_Spawn of a missing program: the job fails with 127, one line"
