@@ -4,6 +4,8 @@
 #include "core.h"
 #include "job_ps.h"
 #include "launch.h"
+#include "names.h"
+#include "xcoll.h"
 #include "pmi_server.h"
 #include "pmix_host.h"
 #include "session.h"
@@ -290,6 +292,8 @@ static void ctl_remove(boot_agent_t *ag, boot_link_t *l)
 			continue;
 		free(boot_link_arg(l));
 		ag->ctls[i] = ag->ctls[--ag->nctls];
+		boot_names_forget(ag->names, l);
+		boot_xcoll_forget(ag->xcoll, l);
 		break;
 	}
 	for (int i = 0; i < ag->nlaunches; i++)
@@ -409,75 +413,6 @@ static void watch_frame(boot_agent_t *ag, boot_link_t *l, unsigned type, struct 
 
 /* ====} */
 
-/* {==== the universe's name service (this agent is the head: jobs' NAMES frames come here);
- * names outlive the jobs that published them, until unpublished or the agent exits */
-
-#define NAMES_MAX 4096
-
-static void names_reply(boot_link_t *l, uint32_t jobid, uint32_t rank, int rc, const char *s)
-{
-	struct core_wbuf w = {0};
-
-	core_w_u32(&w, jobid);
-	core_w_u32(&w, rank);
-	core_w_u32(&w, (uint32_t)rc);
-	core_w_str(&w, s);
-	if (!w.err)
-		boot_link_send(l, BOOT_MSG_NAMES_REPLY, w.p, w.len, NULL, 0);
-	core_w_free(&w);
-}
-
-static int names_find(boot_agent_t *ag, const char *name)
-{
-	for (int i = 0; i < ag->nnames; i++)
-		if (!strcmp(ag->names[i].name, name))
-			return i;
-	return -1;
-}
-
-void boot_agent_names_serve(boot_agent_t *ag, boot_link_t *l, struct core_rbuf *r)
-{
-	uint32_t jobid = core_r_u32(r), rank = core_r_u32(r), op = core_r_u32(r);
-	const char *name = core_r_str(r), *port = core_r_str(r);
-	int i;
-
-	if (r->err || !*name)
-		return;
-	i = names_find(ag, name);
-	if (op == PMI_NAME_LOOKUP) {
-		names_reply(l, jobid, rank, i < 0, i < 0 ? "not_found" : ag->names[i].port);
-	} else if (op == PMI_NAME_UNPUBLISH) {
-		if (i >= 0) {
-			free(ag->names[i].name);
-			free(ag->names[i].port);
-			ag->names[i] = ag->names[--ag->nnames];
-		}
-		names_reply(l, jobid, rank, i < 0, i < 0 ? "not_found" : "");
-	} else if (op == PMI_NAME_PUBLISH) {
-		struct boot_name *nn = NULL;
-		if (i >= 0) {
-			names_reply(l, jobid, rank, 1, "already_published");
-			return;
-		}
-		if (ag->nnames < NAMES_MAX)
-			nn = realloc(ag->names, (size_t)(ag->nnames + 1) * sizeof *nn);
-		if (nn)
-			ag->names = nn;
-		char *n = nn ? strdup(name) : NULL, *p = n ? strdup(port) : NULL;
-		if (!p) {
-			free(n);
-			names_reply(l, jobid, rank, 1, "table_full");
-			return;
-		}
-		ag->names[ag->nnames++] = (struct boot_name){n, p};
-		core_log(CORE_LOG_DEBUG, "agent: name %s published by job %u rank %u", n, jobid,
-		         rank);
-		names_reply(l, jobid, rank, 0, "");
-	}
-}
-
-/* ====} */
-
 static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
 {
 	struct ctlr *c = arg;
@@ -540,8 +475,17 @@ static void on_ctl_frame(boot_link_t *l, unsigned type, const char *d, size_t le
 	case BOOT_MSG_WATCH_PROBE:
 		watch_frame(ag, l, type, &r);
 		return;
-	case BOOT_MSG_NAMES:
-		boot_agent_names_serve(ag, l, &r);
+	case BOOT_MSG_NAMES: /* the universe's name service: this is its head */
+		if (!ag->names)
+			ag->names = boot_names_create(ag->ev);
+		if (ag->names)
+			boot_names_serve(ag->names, l, &r);
+		return;
+	case BOOT_MSG_XCOLL_UP: /* a collective over several jobs: this is the rendezvous */
+		if (!ag->xcoll)
+			ag->xcoll = boot_xcoll_create();
+		if (ag->xcoll)
+			boot_xcoll_up(ag->xcoll, l, &r);
 		return;
 	}
 	uint32_t id = core_r_u32(&r);
@@ -742,11 +686,8 @@ static void agent_teardown(boot_agent_t *ag)
 	for (int i = 0; i < ag->nearly; i++)
 		free(ag->early[i].data);
 	free(ag->early);
-	for (int i = 0; i < ag->nnames; i++) {
-		free(ag->names[i].name);
-		free(ag->names[i].port);
-	}
-	free(ag->names);
+	boot_names_destroy(ag->names);
+	boot_xcoll_destroy(ag->xcoll);
 	boot_pmix_stop(ag);
 	boot_watch_destroy(ag->watch);
 	ag->watch = NULL;

@@ -66,19 +66,14 @@ struct boot_agent {
 	int nlaunches;
 	struct early *early; /* fence contributions for jobs whose JOB_START is still on its way */
 	int nearly;
-	struct boot_name {
-		char *name, *port;
-	} * names; /* the universe's published names (served here when this is the head) */
-	int nnames;
-	struct boot_pmix *pmix; /* the PMIx server (pmix_host.c), once a job needs it */
-	boot_watch_t *watch;    /* universe: the watch among agents, once UNIVERSE came */
-	int64_t inc;            /* this agent's incarnation (start, unix ms) */
-	int declared_down;      /* the watch declared this node down: end everything, exit */
+	struct boot_names *names; /* the universe's name service, when this is its head */
+	struct boot_xcoll *xcoll; /* its collectives over several jobs, when this is its head */
+	struct boot_pmix *pmix;   /* the PMIx server (pmix_host.c), once a job needs it */
+	boot_watch_t *watch;      /* universe: the watch among agents, once UNIVERSE came */
+	int64_t inc;              /* this agent's incarnation (start, unix ms) */
+	int declared_down;        /* the watch declared this node down: end everything, exit */
 };
 
-/* The universe's name service, this agent being the head: serve one NAMES frame (r after
- * the type) that arrived on link l, and answer on it. */
-void boot_agent_names_serve(boot_agent_t *ag, boot_link_t *l, struct core_rbuf *r);
 /* A job may have finished: look again from the loop (not from inside the job's callback). */
 void boot_agent_poke(boot_agent_t *ag);
 

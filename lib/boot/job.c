@@ -283,9 +283,19 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 		 * terminal stop signals sent to it: stop it for real */
 		if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
 			sig = SIGSTOP;
-		for (int i = 0; i < j->nranks; i++)
-			if (j->r[i].pid > 0 && !j->r[i].exited)
+		/* after the signal, optionally: u32 n, n x u32 rank (PMIx job control): only those
+		 */
+		uint32_t n = core_r_u32(r);
+		const char *only = r->err ? NULL : core_r_bytes(r, (size_t)n * 4);
+		for (int i = 0; i < j->nranks; i++) {
+			int hit = !only;
+			for (uint32_t k = 0; only && k < n && !hit; k++) {
+				struct core_rbuf one = {.p = only + 4 * k, .len = 4};
+				hit = core_r_u32(&one) == (uint32_t)j->r[i].rank;
+			}
+			if (hit && j->r[i].pid > 0 && !j->r[i].exited)
 				kill(-j->r[i].pid, sig);
+		}
 		break;
 	}
 	case BOOT_MSG_KILL:
@@ -307,6 +317,17 @@ void boot_job_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
 			         j->js.jobid);
 		break;
 	}
+	case BOOT_MSG_NAMES_REPLY: /* no universe: mpiexec serves the family's names */
+		boot_job_names_reply(j, r);
+		break;
+	case BOOT_MSG_XCOLL_DOWN:
+	case BOOT_MSG_DMODEX:
+	case BOOT_MSG_DMODEX_REPLY:
+	case BOOT_MSG_PROC_EVENT:
+	case BOOT_MSG_JOB_CTRL_REPLY:
+	case BOOT_MSG_JOB_END_EVENT:
+		boot_job_pmix_ctl_frame(j, type, r);
+		break;
 	default:
 		core_log(CORE_LOG_DEBUG, "agent: job %u: unexpected frame type %u", j->js.jobid,
 		         type);
@@ -471,9 +492,9 @@ extern const struct core_blob boot_pmi_so_blobs[];
 static const char *app_path(boot_job_t *j, const struct boot_app *app, char *const *envp,
                             const char *wdir);
 
-/* Open MPI 4.1 spawns only through a PMIx server's spawn and connect, which the agents' PMIx
- * server does not serve yet, and its PMI-1 (flux) component has no spawn. A program importing
- * these gets a hint when it aborts (job_pmi.c, job_pmix.c). */
+/* Open MPI 4.1 spawns only through a PMIx server's spawn and connect; its PMI-1 (flux)
+ * component has none. A program importing these gets a hint when it aborts on the flux path
+ * (job_pmi.c). */
 static const char *const ompi_spawn_names[] = {"MPI_Comm_spawn",
                                                "MPI_Comm_spawn_multiple",
                                                "mpi_comm_spawn_",
@@ -730,6 +751,7 @@ boot_job_t *boot_job_start(boot_agent_t *ag, struct boot_jobspec *js, boot_link_
 		core_w_u32(&w, (uint32_t)j->r[i].rank);
 		core_w_u32(&w, (uint32_t)j->r[i].pid);
 	}
+	core_w_u32(&w, (uint32_t)boot_job_pmix_listeners(j)); /* a rank's death: their event */
 	boot_job_send(j, BOOT_MSG_STARTED, &w, NULL, 0);
 	core_w_free(&w);
 	check_done(j);

@@ -134,10 +134,16 @@ void boot_job_pmi_destroy(boot_job_t *j);
  * batch): up the tree, to the controller or, alone, answered from the loop. */
 void boot_job_fence_enter(boot_job_t *j, const char *batch, size_t len);
 
-/* job_pmi.c: a name-service request of rank to the universe's head agent (js.names_at): 0
- * when sent (the answer comes to the rank's PMI conn, or to boot_job_pmix_names_done), 1 when
- * there is none to ask (the job's own table serves). */
+/* job_pmi.c: a name-service request of rank to the job's rendezvous (the universe's head
+ * agent, js.names_at, or without a universe the family's mpiexec): 0 when sent (the answer
+ * comes to the rank's PMI conn, or to boot_job_pmix_names_done), 1 when there is none to ask
+ * (the job's own table serves). */
 int boot_job_names(boot_job_t *j, int rank, int op, const char *name, const char *port);
+/* A NAMES_REPLY (r after the jobid) for one of the job's ranks. */
+void boot_job_names_reply(boot_job_t *j, struct core_rbuf *r);
+/* Send a frame (w: from the jobid on) to the job's rendezvous: the head agent's link (opened
+ * if need be; queued during its handshake) or, without a universe, the controller. 0, or -1. */
+int boot_job_rdv_send(boot_job_t *j, unsigned type, const struct core_wbuf *w);
 
 /* job_pmix.c: the job's PMIx ranks on this agent. */
 /* The head agent answered a PMIx rank's name-service request (no PMI conn waited for it). */
@@ -158,6 +164,19 @@ int boot_job_fence_pmi(boot_job_t *j, const char *delta, size_t len);
 void boot_job_pmix_fence_done(boot_job_t *j, const char *batch, size_t len);
 /* Job end: the namespace goes, a fence still open is answered. Accepts a job without. */
 void boot_job_pmix_fini(boot_job_t *j);
+/* This agent's PMIx ranks of the job that may hear a PMIx event (0 without). */
+int boot_job_pmix_listeners(const boot_job_t *j);
+/* A frame of the job's rendezvous link (r after the jobid): XCOLL_DOWN. */
+void boot_job_pmix_rdv_frame(boot_job_t *j, unsigned type, struct core_rbuf *r);
+/* The link to the rendezvous is lost: the operations waiting on it fail. */
+void boot_job_pmix_rdv_lost(boot_job_t *j);
+/* job_pmix_ctl.c: a controller frame for the job's PMIx side (r after the jobid): XCOLL_DOWN,
+ * DMODEX, DMODEX_REPLY, PROC_EVENT, JOB_CTRL_REPLY, JOB_END_EVENT. */
+void boot_job_pmix_ctl_frame(boot_job_t *j, unsigned type, struct core_rbuf *r);
+/* Tell the job's PMIx ranks here that `rank` died with wait status `status` (a PMIx event:
+ * PMIX_ERR_PROC_ABORTED, and PMIX_EVENT_PROC_TERMINATED to those who asked for it). Nothing
+ * when the job has no PMIx rank here. Also for a node's or a rank's loss reported otherwise. */
+void boot_job_pmix_proc_died(boot_job_t *j, int rank, int status);
 
 /* job_env.c: the environment of one rank; NULL-terminated, malloc'd. */
 char **boot_job_env(boot_job_t *j, const struct boot_app *app, const struct boot_rank *r,

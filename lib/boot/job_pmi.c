@@ -3,6 +3,7 @@
 #include "core.h"
 #include "job_internal.h"
 #include "pmi_topo.h"
+#include "job_pmix_int.h"
 #include "pmix_host.h"
 
 #include <arpa/inet.h>
@@ -355,7 +356,7 @@ void boot_job_spawn_reply(boot_job_t *j, struct core_rbuf *r)
 	int rank = (int)core_r_u32(r), rc = (int)core_r_u32(r);
 	const char *s = core_r_str(r);
 
-	if (r->err)
+	if (r->err || boot_job_pmix_spawn_done(j, rank, rc, s))
 		return;
 	for (int i = 0; i < j->nranks; i++)
 		if (j->r[i].rank == rank && j->r[i].pmi) {
@@ -382,12 +383,25 @@ static void names_ready(boot_link_t *l, void *arg)
 	struct core_rbuf r = {.p = j->names_wait.p, .len = j->names_wait.len};
 
 	while (r.off < r.len && !r.err) {
-		uint32_t n = core_r_u32(&r);
+		uint32_t type = core_r_u32(&r), n = core_r_u32(&r);
 		const char *p = core_r_bytes(&r, n);
 		if (p)
-			boot_link_send(l, BOOT_MSG_NAMES, p, n, NULL, 0);
+			boot_link_send(l, type, p, n, NULL, 0);
 	}
 	core_w_free(&j->names_wait);
+}
+
+void boot_job_names_reply(boot_job_t *j, struct core_rbuf *r)
+{
+	int rank = (int)core_r_u32(r), rc = (int)core_r_u32(r);
+	const char *val = core_r_str(r);
+
+	if (r->err)
+		return;
+	for (int i = 0; i < j->nranks; i++)
+		if (j->r[i].rank == rank &&
+		    (!j->r[i].pmi || pmi_conn_names_done(j->r[i].pmi, rc, val) < 0))
+			boot_job_pmix_names_done(j, rank, rc, val); /* a PMIx rank's request */
 }
 
 static void names_frame(boot_link_t *l, unsigned type, const char *d, size_t len, void *arg)
@@ -395,15 +409,13 @@ static void names_frame(boot_link_t *l, unsigned type, const char *d, size_t len
 	boot_job_t *j = arg;
 	struct core_rbuf r = {.p = d, .len = len};
 	uint32_t id = core_r_u32(&r);
-	int rank = (int)core_r_u32(&r), rc = (int)core_r_u32(&r);
-	const char *val = core_r_str(&r);
 
-	if (type != BOOT_MSG_NAMES_REPLY || r.err || id != j->js.jobid)
+	if (r.err || id != j->js.jobid)
 		return;
-	for (int i = 0; i < j->nranks; i++)
-		if (j->r[i].rank == rank &&
-		    (!j->r[i].pmi || pmi_conn_names_done(j->r[i].pmi, rc, val) < 0))
-			boot_job_pmix_names_done(j, rank, rc, val); /* a PMIx rank's request */
+	if (type == BOOT_MSG_NAMES_REPLY)
+		boot_job_names_reply(j, &r);
+	else
+		boot_job_pmix_rdv_frame(j, type, &r); /* the rendezvous' PMIx answers */
 }
 
 static void names_close(boot_link_t *l, int err, const char *why, void *arg)
@@ -416,6 +428,7 @@ static void names_close(boot_link_t *l, int err, const char *why, void *arg)
 	core_log(CORE_LOG_ERROR, "agent: job %u: lost the name service at %s: %s", j->js.jobid,
 	         j->js.names_at, why);
 	names_answer_all(j, -1, "name_service_unreachable");
+	boot_job_pmix_rdv_lost(j);
 }
 
 static const struct boot_link_cbs names_cbs = {
@@ -452,31 +465,40 @@ static int op_names(void *arg, pmi_conn_t *c, int op, const char *name, const ch
 	return boot_job_names(arg, r ? r->rank : pmi_conn_rank(c), op, name, port);
 }
 
+int boot_job_rdv_send(boot_job_t *j, unsigned type, const struct core_wbuf *w)
+{
+	if (!j->js.names_at || !*j->js.names_at) { /* no universe: the family's mpiexec */
+		if (!j->ctl || w->err)
+			return -1;
+		return boot_link_send(j->ctl, type, w->p, w->len, NULL, 0);
+	}
+	if (w->err || (!j->names_up && names_connect(j) < 0))
+		return -1; /* said in the log */
+	if (boot_link_send(j->names_up, type, w->p, w->len, NULL, 0) == 0)
+		return 0;
+	if (errno != ENOTCONN)
+		return -1;
+	/* handshake still going: names_ready sends it */
+	core_w_u32(&j->names_wait, type);
+	core_w_u32(&j->names_wait, (uint32_t)w->len);
+	core_w_bytes(&j->names_wait, w->p, w->len);
+	return j->names_wait.err ? -1 : 0;
+}
+
 int boot_job_names(boot_job_t *j, int rank, int op, const char *name, const char *port)
 {
 	struct core_wbuf w = {0};
 
-	if (!j->js.names_at || !*j->js.names_at || rank < 0)
+	if (rank < 0)
 		return 1;
-	if (!j->names_up && names_connect(j) < 0)
-		return 1; /* said in the log; the job's own table still answers */
 	core_w_u32(&w, j->js.jobid);
 	core_w_u32(&w, (uint32_t)rank);
 	core_w_u32(&w, (uint32_t)op);
 	core_w_str(&w, name);
 	core_w_str(&w, port ? port : "");
-	int rc = w.err ? -1 : 0;
-	if (!w.err && boot_link_send(j->names_up, BOOT_MSG_NAMES, w.p, w.len, NULL, 0) < 0) {
-		if (errno == ENOTCONN) { /* handshake still going: names_ready sends it */
-			core_w_u32(&j->names_wait, (uint32_t)w.len);
-			core_w_bytes(&j->names_wait, w.p, w.len);
-			rc = j->names_wait.err ? -1 : 0;
-		} else {
-			rc = -1;
-		}
-	}
+	int rc = boot_job_rdv_send(j, BOOT_MSG_NAMES, &w);
 	core_w_free(&w);
-	return rc < 0 ? 1 : 0;
+	return rc < 0 ? 1 : 0; /* not sent: the job's own table answers */
 }
 
 /* ====} */
@@ -541,8 +563,10 @@ static void on_pmi(core_ev_t *ev, int fd, unsigned events, void *arg)
 
 void boot_job_pmi_rank_exit(boot_job_t *j, struct boot_rank *r)
 {
-	if (j->px) /* a PMIx rank's finalize is queued before the rank could exit */
+	if (j->px) { /* a PMIx rank's finalize is queued before the rank could exit */
 		boot_pmix_drain(j->ag);
+		boot_pmix_xjob_rank_gone(j, r->rank); /* what it did not commit, it never will */
+	}
 	/* the rank is dead: everything it wrote is in the socket; read it before judging */
 	while (r->pmi_fd >= 0 && r->pmi && pmi_read(j, r) == 1)
 		;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A fence contribution travels in KVS records "lamkit.pmix.<first rank of the agent>.<i>",
@@ -28,9 +29,35 @@ int boot_job_app_pmix(const boot_job_t *j, const struct boot_app *app)
 	return app && j->app_ompi && (j->app_ompi[app - j->js.apps] & BOOT_APP_PMIX);
 }
 
-static int rank_pmix(const boot_job_t *j, int rank)
+int boot_job_rank_pmix(const boot_job_t *j, int rank)
 {
 	return boot_job_app_pmix(j, boot_jobspec_app(&j->js, rank));
+}
+
+#define rank_pmix boot_job_rank_pmix
+
+int boot_job_pmix_size(const boot_job_t *j)
+{
+	int n = 0;
+
+	for (int a = 0; a < j->js.napps; a++)
+		if (boot_job_app_pmix(j, &j->js.apps[a]))
+			n += j->js.apps[a].nprocs;
+	return n;
+}
+
+int boot_job_pmix_listeners(const boot_job_t *j)
+{
+	int n = 0;
+
+	/* Open MPI 4.1 registers only a default event handler, which OpenPMIx 4.2's server never
+	 * serves (a default registration reaches it only if one exists already): its ranks cannot
+	 * hear a death event, so nobody waits for them to */
+	for (int i = 0; j->px && i < j->nranks; i++) {
+		const struct boot_app *app = boot_jobspec_app(&j->js, j->r[i].rank);
+		n += boot_job_app_pmix(j, app) && !(j->app_ompi[app - j->js.apps] & BOOT_APP_OMPI);
+	}
+	return n;
 }
 
 int boot_job_pmi_nlocal(const boot_job_t *j)
@@ -172,11 +199,18 @@ static int add_procs(const boot_job_t *j, void *l, const int *node, int me)
 	return rc;
 }
 
-/* What this node is: our ranks, the leader, the job's directory. */
+/* The PMIx clients' directory: <job dir>/pmix, not the job's directory itself, which holds
+ * what `wipe` needs (procs, shm-node, res-*): Open MPI removes its PMIX_NSDIR at finalize. */
+static void pmix_dir(const boot_job_t *j, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s", j->dir, j->dir[0] ? "/pmix" : "");
+}
+
+/* What this node is: our ranks, the leader, the clients' directory. */
 static int add_node(const boot_job_t *j, void *l)
 {
 	struct core_wbuf peers = {0};
-	char num[16];
+	char num[16], dir[sizeof j->dir + 8];
 
 	for (int i = 0; i < j->nranks; i++) {
 		snprintf(num, sizeof num, i ? ",%d" : "%d", j->r[i].rank);
@@ -189,8 +223,9 @@ static int add_node(const boot_job_t *j, void *l)
 	rc |= add_u32(l, PMIX_LOCAL_SIZE, (uint32_t)j->nranks);
 	rc |= add_u32(l, PMIX_NODE_SIZE, (uint32_t)j->nranks);
 	rc |= add(l, PMIX_LOCALLDR, &ldr, PMIX_PROC_RANK);
-	rc |= add_str(l, PMIX_TMPDIR, j->dir);
-	rc |= add_str(l, PMIX_NSDIR, j->dir);
+	pmix_dir(j, dir, sizeof dir);
+	rc |= add_str(l, PMIX_TMPDIR, dir);
+	rc |= add_str(l, PMIX_NSDIR, dir);
 	core_w_free(&peers);
 	return rc ? -1 : 0;
 }
@@ -227,19 +262,61 @@ static int add_job(const boot_job_t *j, void *l, int nnodes)
 	return rc;
 }
 
-static int register_nspace(boot_job_t *j, char *err, size_t errlen)
+/* The job as PMIx info (this node's part too, or not: for another agent's server, where the
+ * job has no local process). 0, or -1. */
+static int describe(const boot_job_t *j, int with_node, pmix_data_array_t *da)
 {
 	int nnodes, me;
 	int *node = rank_nodes(j, &nnodes, &me);
 	char *nodemap = NULL, *procmap = NULL;
 	void *l = PMIx_Info_list_start();
+	int rc = -1;
+
+	if (node && l && maps(j, node, nnodes, me, &nodemap, &procmap) == 0 &&
+	    add_job(j, l, nnodes) == 0 && add_str(l, PMIX_NODE_MAP, nodemap) == 0 &&
+	    add_str(l, PMIX_PROC_MAP, procmap) == 0 && (!with_node || add_node(j, l) == 0) &&
+	    add_procs(j, l, node, me) == 0 && PMIx_Info_list_convert(l, da) == PMIX_SUCCESS)
+		rc = 0;
+	if (l)
+		PMIx_Info_list_release(l);
+	free(nodemap);
+	free(procmap);
+	free(node);
+	return rc;
+}
+
+int boot_job_pmix_describe(const boot_job_t *j, char **data, size_t *len)
+{
+	pmix_data_array_t da = {0};
+	pmix_data_buffer_t b;
+	pmix_byte_object_t bo = {0};
+	int rc = -1;
+
+	*data = NULL;
+	*len = 0;
+	PMIX_DATA_BUFFER_CONSTRUCT(&b);
+	if (describe(j, 0, &da) == 0) {
+		int32_t n = (int32_t)da.size;
+		if (PMIx_Data_pack(NULL, &b, &n, 1, PMIX_INT32) == PMIX_SUCCESS &&
+		    PMIx_Data_pack(NULL, &b, da.array, n, PMIX_INFO) == PMIX_SUCCESS &&
+		    PMIx_Data_unload(&b, &bo) == PMIX_SUCCESS && (*data = malloc(bo.size + 1))) {
+			memcpy(*data, bo.bytes, bo.size);
+			*len = bo.size;
+			rc = 0;
+		}
+	}
+	PMIX_BYTE_OBJECT_DESTRUCT(&bo);
+	PMIX_DATA_BUFFER_DESTRUCT(&b);
+	PMIX_DATA_ARRAY_DESTRUCT(&da);
+	return rc;
+}
+
+static int register_nspace(boot_job_t *j, char *err, size_t errlen)
+{
 	pmix_data_array_t da = {0};
 	int rc = -1;
 
-	if (!node || !l || maps(j, node, nnodes, me, &nodemap, &procmap) < 0 ||
-	    add_job(j, l, nnodes) < 0 || add_str(l, PMIX_NODE_MAP, nodemap) < 0 ||
-	    add_str(l, PMIX_PROC_MAP, procmap) < 0 || add_node(j, l) < 0 ||
-	    add_procs(j, l, node, me) < 0 || PMIx_Info_list_convert(l, &da) != PMIX_SUCCESS) {
+	if (describe(j, 1, &da) < 0) {
 		core_errprintf(err, errlen, "PMIx: cannot describe the job");
 		goto out;
 	}
@@ -261,11 +338,6 @@ static int register_nspace(boot_job_t *j, char *err, size_t errlen)
 	rc = 0;
 out:
 	PMIX_DATA_ARRAY_DESTRUCT(&da);
-	if (l)
-		PMIx_Info_list_release(l);
-	free(nodemap);
-	free(procmap);
-	free(node);
 	return rc;
 }
 
@@ -285,6 +357,11 @@ int boot_job_pmix_init(boot_job_t *j, char *err, size_t errlen)
 	j->px->npmi = j->nranks - n;
 	if (boot_pmix_start(j->ag, err, errlen) < 0)
 		return -1;
+	char dir[sizeof j->dir + 8];
+	pmix_dir(j, dir, sizeof dir);
+	if (j->dir[0] && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return core_errprintf(err, errlen, "PMIx: cannot make %s: %s", dir,
+		                      strerror(errno));
 	return register_nspace(j, err, errlen);
 }
 
@@ -442,14 +519,10 @@ static void fence_call(boot_job_t *j, struct boot_pmix_call *c)
 {
 	struct boot_job_pmix *px = j->px;
 
-	if (c->partial || px->px_in || px->entered) {
-		/* a fence over part of the job (or over several jobs) has no tree of its own yet */
+	if (px->px_in || px->entered) { /* the library never does this */
 		core_log(CORE_LOG_ERROR,
-		         "agent: job %u: PMIx fence over part of the job or over other jobs: not "
-		         "served",
-		         j->js.jobid);
+		         "agent: job %u: a second PMIx fence before the first ended", j->js.jobid);
 		c->cbfunc(PMIX_ERR_NOT_SUPPORTED, NULL, 0, c->cbdata, NULL, NULL);
-		free(c->data);
 		return;
 	}
 	px->px_in = 1;
@@ -478,18 +551,7 @@ static void abort_call(boot_job_t *j, struct boot_pmix_call *c)
 	core_w_u32(&w, j->js.jobid);
 	core_w_u32(&w, (uint32_t)c->rank);
 	core_w_u32(&w, (uint32_t)c->status);
-	const struct boot_app *app = boot_jobspec_app(&j->js, (int)c->rank);
-	if (app && j->app_ompi && (j->app_ompi[app - j->js.apps] & BOOT_APP_OMPI_SPAWN)) {
-		/* Open MPI says only "N/A": if it was MPI_Comm_spawn, say what it needs */
-		char m[512];
-		snprintf(m, sizeof m,
-		         "%s (if MPI_Comm_spawn failed: Open MPI spawns through PMIx spawn and "
-		         "connect, which lamkit's PMIx server does not serve yet)",
-		         c->msg ? c->msg : "");
-		core_w_str(&w, m);
-	} else {
-		core_w_str(&w, c->msg ? c->msg : "");
-	}
+	core_w_str(&w, c->msg ? c->msg : "");
 	boot_job_send(j, BOOT_MSG_ABORT, &w, NULL, 0);
 	core_w_free(&w);
 }
@@ -501,6 +563,12 @@ void boot_job_pmix_call(boot_agent_t *ag, struct boot_pmix_call *c)
 	for (int i = 0; i < ag->njobs && !j; i++)
 		if (ag->jobs[i]->px && !strcmp(ag->jobs[i]->js.kvsname, c->nspace))
 			j = ag->jobs[i];
+	if (!j && c->what == BOOT_PMIX_JOBCTRL && c->nprocs) { /* a tool's: a target's job here */
+		for (int i = 0; i < ag->njobs && !j; i++)
+			if (ag->jobs[i]->px && !strcmp(ag->jobs[i]->js.kvsname, c->procs[0].nspace))
+				j = ag->jobs[i];
+		c->rank = BOOT_RANK_TOOL;
+	}
 	struct boot_rank *r = j ? find_rank(j, c->rank) : NULL;
 	switch (c->what) {
 	case BOOT_PMIX_CONNECTED:
@@ -516,15 +584,25 @@ void boot_job_pmix_call(boot_agent_t *ag, struct boot_pmix_call *c)
 			abort_call(j, c);
 		break;
 	case BOOT_PMIX_FENCE:
+		if (c->partial) { /* over part of the job or over several: the rendezvous */
+			boot_pmix_xjob_call(ag, c); /* it owns c now */
+			return;
+		}
 		if (j && !j->killed)
 			fence_call(j, c);
 		else
 			c->cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, c->cbdata, NULL, NULL);
 		break;
 	case BOOT_PMIX_DMODEX:
-		/* every fence collects the data, so what a rank asks for is here or nowhere */
-		c->cbfunc(PMIX_ERR_NOT_FOUND, NULL, 0, c->cbdata, NULL, NULL);
-		break;
+	case BOOT_PMIX_DMODEX_DATA:
+	case BOOT_PMIX_CONNECT:
+	case BOOT_PMIX_DISCONNECT:
+		boot_pmix_xjob_call(ag, c); /* it owns c now */
+		return;
+	case BOOT_PMIX_SPAWN:
+	case BOOT_PMIX_JOBCTRL:
+		boot_job_pmix_ctl_call(j, c); /* it owns c now */
+		return;
 	case BOOT_PMIX_PUBLISH:
 	case BOOT_PMIX_LOOKUP:
 	case BOOT_PMIX_UNPUBLISH:
@@ -541,12 +619,39 @@ void boot_job_pmix_call(boot_agent_t *ag, struct boot_pmix_call *c)
 	boot_pmix_call_free(c);
 }
 
+void boot_job_pmix_rdv_frame(boot_job_t *j, unsigned type, struct core_rbuf *r)
+{
+	if (type == BOOT_MSG_XCOLL_DOWN)
+		boot_pmix_xjob_down(j, r);
+}
+
+void boot_job_pmix_rdv_lost(boot_job_t *j)
+{
+	if (j->px)
+		boot_pmix_xjob_rdv_lost(j);
+}
+
+void boot_job_pmix_dmodex_reply(boot_job_t *j, uint32_t req, int status, uint32_t kind,
+                                const char *data, size_t len)
+{
+	struct core_wbuf w = {0};
+
+	core_w_u32(&w, j->js.jobid);
+	core_w_u32(&w, req);
+	core_w_u32(&w, (uint32_t)status);
+	core_w_u32(&w, kind);
+	boot_job_send(j, BOOT_MSG_DMODEX_REPLY, &w, data, len);
+	core_w_free(&w);
+}
+
 void boot_job_pmix_fini(boot_job_t *j)
 {
 	struct boot_job_pmix *px = j->px;
 
 	if (!px)
 		return;
+	boot_pmix_xjob_job_end(j);
+	boot_job_pmix_ctl_fini(j);
 	if (px->px_cb) /* a fence that will not end: the library must not wait for it */
 		px->px_cb(PMIX_ERR_TIMEOUT, NULL, 0, px->px_cbdata, NULL, NULL);
 	px->dying = 1;

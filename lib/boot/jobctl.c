@@ -4,6 +4,8 @@
  * the agents is in jobctl_run.c. */
 #include "core.h"
 #include "jobctl_internal.h"
+#include "names.h"
+#include "xcoll.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -71,6 +73,17 @@ static void check_over(struct ctl *c)
 	core_ev_stop(r->ev);
 }
 
+/* The family's rendezvous forgets link l (it is going away). */
+static void rdv_forget(struct ctl *c, boot_link_t *l)
+{
+	struct ctl *r = boot_ctl_root(c);
+
+	if (!l)
+		return;
+	boot_names_forget(r->names, l);
+	boot_xcoll_forget(r->xcoll, l);
+}
+
 /* The agent's part is over (or it is gone): drop its link. Idempotent. */
 static void agent_gone(struct agent *a)
 {
@@ -79,8 +92,29 @@ static void agent_gone(struct agent *a)
 		a->done = 1;
 		a->c->ndone++;
 	}
+	rdv_forget(a->c, a->link);
+	boot_ctl_dmodex_gone(a);
 	boot_link_destroy(a->link);
 	a->link = NULL;
+}
+
+/* A frame for the family's rendezvous (no universe): names, collectives over several jobs. */
+static void rdv_frame(struct agent *a, unsigned type, const char *d, size_t len)
+{
+	struct ctl *r = boot_ctl_root(a->c);
+	struct core_rbuf rb = {.p = d, .len = len};
+
+	if (type == BOOT_MSG_NAMES) {
+		if (!r->names)
+			r->names = boot_names_create(r->ev);
+		if (r->names)
+			boot_names_serve(r->names, a->link, &rb);
+	} else {
+		if (!r->xcoll)
+			r->xcoll = boot_xcoll_create();
+		if (r->xcoll)
+			boot_xcoll_up(r->xcoll, a->link, &rb);
+	}
 }
 
 static void on_kill_timeout(core_ev_t *ev, void *arg)
@@ -129,18 +163,31 @@ static void kill_job(struct ctl *c)
 	check_over(r);
 }
 
-/* The first failure decides the exit status and ends the job. */
-void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
+/* After a rank's death, how long the job's PMIx ranks have to act on the event (their
+ * handlers run, they may finalize and exit) before the job is killed: --kill-grace if less. */
+#define EVENT_GRACE_MS 1000
+
+static void on_event_grace(core_ev_t *ev, void *arg)
+{
+	struct ctl *c = arg;
+
+	c->event_timer = 0;
+	kill_job(c);
+}
+
+/* The first failure decides the exit status and ends the job; after a rank's death (`died`)
+ * the job's PMIx ranks are told first and get EVENT_GRACE_MS to act on it (they may end by
+ * themselves; the job is over as soon as they all did). */
+static void vfail(struct ctl *c, int code, int died, int rank, int st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 6, 0)));
+static void vfail(struct ctl *c, int code, int died, int rank, int st, const char *fmt, va_list ap)
 {
 	char msg[900];
-	va_list ap;
 	struct ctl *r = boot_ctl_root(c);
 
 	if (r->failed || r->killed)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	r->failed = 1;
 	/* said after the ranks' last output, so it is the last line the user sees; a spawned
 	 * job's failure is the whole job's, named with the spawned job */
@@ -151,7 +198,34 @@ void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
 		r->exit_code = code;
 		snprintf(r->why, sizeof r->why, "%s%s", c->label, msg);
 	}
-	kill_job(c);
+	if (died && c->o->kill_grace_ms > 0 && boot_ctl_notify_death(c, rank, st))
+		r->event_timer = core_ev_timer(
+		    r->ev,
+		    c->o->kill_grace_ms < EVENT_GRACE_MS ? c->o->kill_grace_ms : EVENT_GRACE_MS,
+		    on_event_grace, r);
+	else
+		kill_job(c);
+}
+
+void boot_ctl_fail(struct ctl *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(c, code, 0, 0, 0, fmt, ap);
+	va_end(ap);
+}
+
+/* A rank's death ends the job: boot_ctl_fail, with the PMIx ranks told first. */
+static void fail_death(struct ctl *c, int rank, int st, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void fail_death(struct ctl *c, int rank, int st, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(c, code, 1, rank, st, fmt, ap);
+	va_end(ap);
 }
 
 /* A rank failed after it finalized: the other ranks no longer depend on it, so they finish
@@ -351,18 +425,20 @@ static void rank_exit(struct agent *a, struct core_rbuf *r)
 		          "rank %d (pid %d on %s) exited with status %d after MPI_Finalize", rank,
 		          pid, a->host, WEXITSTATUS(st));
 	} else if (WIFSIGNALED(st)) {
-		boot_ctl_fail(c, 128 + WTERMSIG(st),
-		              "rank %d (pid %d on %s) killed by signal %d (%s)", rank, pid, a->host,
-		              WTERMSIG(st), strsignal(WTERMSIG(st)));
+		int ctrl = c->ctrl_sig && c->ctrl_sig == WTERMSIG(st);
+		fail_death(c, rank, st, 128 + WTERMSIG(st),
+		           "rank %d (pid %d on %s) killed by signal %d (%s)%s%s", rank, pid,
+		           a->host, WTERMSIG(st), strsignal(WTERMSIG(st)),
+		           ctrl ? ", sent by PMIx job control of " : "", ctrl ? c->ctrl_who : "");
 	} else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-		boot_ctl_fail(c, WEXITSTATUS(st), "rank %d (pid %d on %s) exited with status %d",
-		              rank, pid, a->host, WEXITSTATUS(st));
+		fail_death(c, rank, st, WEXITSTATUS(st),
+		           "rank %d (pid %d on %s) exited with status %d", rank, pid, a->host,
+		           WEXITSTATUS(st));
 	} else if (pmi == BOOT_PMI_INIT && c->o->js->size > 1) {
-		boot_ctl_fail(
-		    c, 1,
-		    "rank %d (pid %d on %s) exited without finalizing (MPI_Finalize) while "
-		    "others may wait for it; ending the job",
-		    rank, pid, a->host);
+		fail_death(c, rank, st, 1,
+		           "rank %d (pid %d on %s) exited without finalizing (MPI_Finalize) while "
+		           "others may wait for it; ending the job",
+		           rank, pid, a->host);
 	}
 }
 
@@ -443,12 +519,28 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 				boot_ctl_msg(c, "%srank %u: pid %u on %s", c->label, rank, pid,
 				             a->host);
 		}
+		uint32_t npmix = core_r_u32(&r); /* its ranks served PMIx (an older agent: none) */
+		if (!r.err)
+			c->npmix += (int)npmix;
 		if (c->parent)
 			boot_ctl_spawn_started(a);
 		break;
 	}
 	case BOOT_MSG_SPAWN:
 		boot_ctl_spawn(a, &r);
+		break;
+	case BOOT_MSG_NAMES:
+	case BOOT_MSG_XCOLL_UP:
+		rdv_frame(a, type, d, len);
+		break;
+	case BOOT_MSG_DMODEX:
+		boot_ctl_dmodex(a, &r);
+		break;
+	case BOOT_MSG_DMODEX_REPLY:
+		boot_ctl_dmodex_reply(a, &r);
+		break;
+	case BOOT_MSG_JOB_CTRL:
+		boot_ctl_jobctrl(a, &r);
 		break;
 	case BOOT_MSG_SPAWN_FAIL: {
 		int rank = (int)core_r_u32(&r), e = (int)core_r_u32(&r);
@@ -502,6 +594,8 @@ static void on_frame(boot_link_t *l, unsigned type, const char *d, size_t len, v
 		if (!a->done) {
 			a->done = 1;
 			c->ndone++;
+			/* a spawned job's last agent: its spawners hear of its end */
+			boot_ctl_notify_job_end(c);
 		}
 		check_over(c);
 		break;
@@ -587,6 +681,7 @@ void boot_ctl_continue_without(struct agent *a, const char *why)
 		core_w_free(&w);
 	}
 	free(list);
+	boot_ctl_notify_lost(c, a);
 	if (c->nlost == c->nag) { /* nobody is left to go on */
 		boot_ctl_fail(c, CORE_EXIT_SYSTEM, "every node of the job failed");
 	} else if (c->nup && c->nup == c->nag - c->nlost) {
@@ -798,6 +893,7 @@ int boot_ctl_end(struct ctl *c)
 	for (int i = 0; c->ag && i < c->nag; i++) {
 		if (c->ag[i].lost_timer)
 			core_ev_timer_cancel(c->ev, c->ag[i].lost_timer);
+		rdv_forget(c, c->ag[i].link);
 		boot_link_destroy(c->ag[i].link);
 		c->ag[i].link = NULL;
 		if (c->ag[i].fd >= 0)
@@ -823,6 +919,9 @@ int boot_ctl_end(struct ctl *c)
 		boot_ctl_spawn_free(c);
 		return 0;
 	}
+	boot_names_destroy(c->names);
+	boot_xcoll_destroy(c->xcoll);
+	boot_ctl_pmix_free(c);
 	core_ev_destroy(c->ev);
 	return c->exit_code;
 }

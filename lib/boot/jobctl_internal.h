@@ -92,6 +92,19 @@ struct ctl {
 	int ka_interval, ka_timeout;
 	char *hosts_copy;
 	int nlost; /* --on-node-failure continue: agents whose node failed */
+	/* mpiexec's own job, no universe: the family's rendezvous (doc/PROTOCOL-agent.md, "PMIx
+	 * across jobs"): its name service and its collectives over several jobs */
+	struct boot_names *names;
+	struct boot_xcoll *xcoll;
+	/* PMIx: this job's ranks that may hear PMIx events (STARTED says), when they got a
+	 * death event the kill waits (EVENT_GRACE_MS), and (mpiexec's own job) direct-modex
+	 * requests between agents of the family in flight (jobctl_pmix.c) */
+	int npmix;
+	int64_t event_timer;
+	int ctrl_sig;       /* the last signal PMIx job control sent this job's ranks */
+	char ctrl_who[100]; /* and who asked for it ("rank 0", "spawned job 1: rank 2") */
+	struct ctl_dmx *dmx;
+	uint32_t dmx_serial;
 };
 
 /* One line "lamkit mpiexec: ..." on stderr. */
@@ -161,6 +174,27 @@ void boot_ctl_pipe_open(struct agent *a, struct core_rbuf *r, int fd);
 void boot_ctl_pipes_drain(struct ctl *c, const struct agent *a);
 /* Drain and close every pipe, free the table. */
 void boot_ctl_pipes_free(struct ctl *c);
+
+/* jobctl_pmix.c: PMIx between the jobs of the family (doc/PROTOCOL-agent.md, "PMIx across
+ * jobs"): a DMODEX from agent a (r after the jobid) goes to the agent of the rank asked for; a
+ * DMODEX_REPLY from it goes back to the asker. */
+void boot_ctl_dmodex(struct agent *a, struct core_rbuf *r);
+void boot_ctl_dmodex_reply(struct agent *a, struct core_rbuf *r);
+/* Agent a is gone: requests it was to answer are answered "not found". */
+void boot_ctl_dmodex_gone(struct agent *a);
+/* The end: requests still in flight are dropped. */
+void boot_ctl_pmix_free(struct ctl *c);
+/* JOB_CTRL from agent a (r after the jobid): signal the ranks it names, answer it. */
+void boot_ctl_jobctrl(struct agent *a, struct core_rbuf *r);
+/* Tell the PMIx ranks of c's job that `rank` died (wait status st): PROC_EVENT to its agents.
+ * Nothing when the job has no PMIx rank. Returns whether any was told. */
+int boot_ctl_notify_death(struct ctl *c, int rank, int st);
+/* --on-node-failure continue: agent a's node failed; the job's PMIx ranks hear of each of its
+ * ranks as of a rank killed (PROC_EVENT). Nothing when the job has no PMIx rank. */
+void boot_ctl_notify_lost(struct ctl *c, const struct agent *a);
+/* Spawned job c is over and the family lives: the PMIx ranks of the job that spawned it hear
+ * PMIX_EVENT_JOB_END (JOB_END_EVENT to its agents). Nothing otherwise. */
+void boot_ctl_notify_job_end(struct ctl *c);
 
 /* jobctl_spawn.c: agent a's rank asks for a new job (BOOT_MSG_SPAWN): place and start it as a
  * spawned job of the family, or answer rc=-1 with one line said. */

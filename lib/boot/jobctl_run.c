@@ -137,12 +137,14 @@ void boot_ctl_reap_agents(struct ctl *c)
 		pid_t pid = c->ag[i].pid;
 		if (pid <= 0)
 			continue;
-		int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		int pfd = (int)syscall(SYS_pidfd_open, pid, 0), killed = 0;
+		st = 0;
 		while (waitpid(pid, &st, WNOHANG) == 0) {
 			int64_t left = end - core_now_ms();
 			if (left <= 0) {
 				kill(pid, SIGKILL);
 				waitpid(pid, &st, 0);
+				killed = 1;
 				break;
 			}
 			if (pfd >= 0) {
@@ -154,6 +156,11 @@ void boot_ctl_reap_agents(struct ctl *c)
 		}
 		if (pfd >= 0)
 			close(pfd);
+		if (killed || WIFSIGNALED(st))
+			boot_ctl_msg(
+			    c, "the local agent (pid %d) %s; 'lamkit wipe' removes what it left",
+			    (int)pid,
+			    killed ? "did not exit in time: killed" : strsignal(WTERMSIG(st)));
 		c->ag[i].pid = -1;
 	}
 }

@@ -128,15 +128,24 @@ static int read_app(struct core_rbuf *r, struct boot_jobspec *js, int i, const c
 	const char *w = info_get(info, ninfo, "wdir"), *p = info_get(info, ninfo, "path");
 	if (w && !(ap->wdir = strdup(w)))
 		goto out;
+	const char *env = info_get(info, ninfo, "env");
+	int nenv = 1;
+	for (const char *q = env; q && *q; q++)
+		nenv += *q == '\n';
+	if (!(ap->env = calloc((size_t)nenv + 2, sizeof *ap->env)))
+		goto out;
 	if (p && *p) { /* MPI's "path": directories searched before the ranks' PATH */
-		char *e = dupf("PATH=%s:%s", p, path_env);
-		ap->env = calloc(2, sizeof *ap->env);
-		if (!e || !ap->env) {
-			free(e);
+		if (!(ap->env[ap->nenv] = dupf("PATH=%s:%s", p, path_env)))
 			goto out;
-		}
-		ap->env[0] = e;
-		ap->nenv = 1;
+		ap->nenv++;
+	}
+	/* "env": variables for the ranks, one per line (Open MPI's info key; PMIx_Spawn's
+	 * app environment comes this way) */
+	for (const char *q = env; q && *q;) {
+		size_t k = strcspn(q, "\n");
+		if (k && memchr(q, '=', k) && !(ap->env[ap->nenv++] = strndup(q, k)))
+			goto out;
+		q += k + (q[k] == '\n');
 	}
 	const char *h = info_get(info, ninfo, "host");
 	if (h && !*host)
@@ -198,6 +207,7 @@ static int read_request(struct ctl *c, struct core_rbuf *r, struct boot_jobspec 
 	if (js->universe_size < js->size)
 		js->universe_size = js->size;
 	js->tag_output = rj->tag_output;
+	js->mpi_kind = rj->mpi_kind; /* --mpi pmix: the children are PMIx clients too */
 	js->pmi_port = rj->pmi_port;
 	js->bind = rj->bind;
 	js->env = rj->env;

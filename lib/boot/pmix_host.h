@@ -21,21 +21,41 @@ struct boot_pmix_call {
 		BOOT_PMIX_PUBLISH,
 		BOOT_PMIX_LOOKUP,
 		BOOT_PMIX_UNPUBLISH,
+		BOOT_PMIX_CONNECT,
+		BOOT_PMIX_DISCONNECT,
+		BOOT_PMIX_SPAWN,
+		BOOT_PMIX_JOBCTRL,
+		BOOT_PMIX_DMODEX_DATA, /* the library answered our PMIx_server_dmodex_request */
 	} what;
 	char nspace[PMIX_MAX_NSLEN + 1];
-	pmix_rank_t rank; /* the caller (FENCE: PMIX_RANK_WILDCARD when the whole job takes part) */
-	int status;       /* ABORT: the code */
+	pmix_rank_t rank; /* the caller (FENCE: PMIX_RANK_WILDCARD when the whole job takes part;
+	                   * DMODEX: the rank asked for) */
+	int status;       /* ABORT: the code; DMODEX_DATA: the library's status */
 	char *msg;        /* ABORT: the message (malloc'd) */
-	char *data;       /* FENCE: this node's contribution (malloc'd) */
+	/* FENCE: this node's contribution; SPAWN: the commands as a SPAWN frame has them (after
+	 * the rank); JOBCTRL: u32 signo, u32 n, n x (str nspace, u32 rank); DMODEX_DATA: the
+	 * rank's data (all malloc'd) */
+	char *data;
 	size_t ndata;
 	int partial; /* FENCE: over some of the job's ranks, or over other jobs' too */
+	int collect; /* FENCE: with data (PMIX_COLLECT_DATA) */
+	/* FENCE (partial), CONNECT, DISCONNECT: the participants (malloc'd) */
+	pmix_proc_t *procs;
+	size_t nprocs;
 	pmix_modex_cbfunc_t cbfunc;
 	void *cbdata;
+	void *ctx; /* DMODEX_DATA: whose request (pmix_xjob.c) */
 	/* PUBLISH, LOOKUP, UNPUBLISH: the names (NULL-terminated, malloc'd), PUBLISH their values
 	 * as the name service keeps them (pmi_names_plain: publisher, type, value) */
 	char **keys, **vals;
-	pmix_op_cbfunc_t opcb;
+	int once;                /* PUBLISH: for one reading (PMIX_PERSIST_FIRST_READ) */
+	int wait_ms;             /* LOOKUP: wait for the names this long (PMIX_WAIT), 0 = not */
+	int nkey, nfound, asked; /* names: this call's progress (job_pmix_names.c) */
+	pmix_pdata_t *pd;
+	pmix_op_cbfunc_t opcb; /* also CONNECT, DISCONNECT */
 	pmix_lookup_cbfunc_t lkcb;
+	pmix_spawn_cbfunc_t spcb;
+	pmix_info_cbfunc_t infocb; /* JOBCTRL */
 	struct boot_pmix_call *next;
 };
 
@@ -59,6 +79,14 @@ void boot_pmix_op_cb(pmix_status_t status, void *cbdata);
 
 /* Free a call's strings and the call. */
 void boot_pmix_call_free(struct boot_pmix_call *c);
+
+/* Ask the library for a local rank's data (PMIx_server_dmodex_request); the answer comes to
+ * the agent's loop as a DMODEX_DATA call carrying ctx. 0, or -1 (then no call comes). */
+int boot_pmix_dmodex_local(const char *nspace, pmix_rank_t rank, void *ctx);
+
+/* pmix_xjob.c: the server stops: everything waiting across jobs is answered, what was kept of
+ * other jobs goes. */
+void boot_pmix_xjob_fini(boot_agent_t *ag);
 
 /* job_pmix.c: one call for the job of its namespace (which may be gone: then answer it). */
 void boot_job_pmix_call(boot_agent_t *ag, struct boot_pmix_call *c);

@@ -9,9 +9,11 @@
 #include "msg.h"
 
 #define BOOT_PROTO_VERSION                                                                         \
-	4 /* 2: SPAWN and NAMES frames, spawner, names_at, preput;                                 \
+	5 /* 2: SPAWN and NAMES frames, spawner, names_at, preput;                                 \
 	     3: placement and slots in the job spec, REPORT;                                       \
-	     4: the watch; HELLO and UNIVERSE carry its view and settings */
+	     4: the watch; HELLO and UNIVERSE carry its view and settings;                         \
+	     5: PMIx across jobs (XCOLL, DMODEX), PROC_EVENT, JOB_CTRL, JOB_END_EVENT, NAMES to    \
+	     mpiexec */
 
 /* Frame types. A = agent, M = mpiexec (the job's controller). */
 enum boot_msg {
@@ -76,7 +78,28 @@ enum boot_msg {
 	                                broke (the controller decides whose failure that is) */
 	BOOT_MSG_PROC_FAILED = 56,   /* M->A: u32 jobid, str ranks lost so far ("2,3,6-7"):
 	                                --on-node-failure continue, PMI_dead_processes */
+	/* PMIx across jobs (doc/PROTOCOL-agent.md, "PMIx across jobs"), events, job control */
+	BOOT_MSG_XCOLL_UP = 60,     /* A->rendezvous: u32 jobid, str id, u32 n, n x (str nspace,
+	                               u32 need, u32 have), u32 len, bytes data (xcoll.h) */
+	BOOT_MSG_XCOLL_DOWN = 61,   /* rendezvous->A: u32 jobid, str id, u32 status, u32 n,
+	                               n x (u32 len, bytes): every contribution's data */
+	BOOT_MSG_DMODEX = 62,       /* A->M, M->A: u32 jobid, u32 req, str nspace, u32 rank: that
+	                               rank's data (the wildcard rank: the job's description) */
+	BOOT_MSG_DMODEX_REPLY = 63, /* A->M, M->A: u32 jobid, u32 req, u32 status (a pmix_status_t),
+	                               u32 kind (0 a rank's data, 1 the job's description), bytes */
+	BOOT_MSG_PROC_EVENT = 64,   /* M->A: u32 jobid, u32 rank, u32 wait status: tell the job's
+	                               PMIx ranks that rank died */
+	BOOT_MSG_JOB_CTRL = 65,     /* A->M: u32 jobid, u32 req, u32 rank (who asks), u32 signo,
+	                               u32 n, n x (str nspace, u32 rank): signal ranks of the family */
+	BOOT_MSG_JOB_CTRL_REPLY = 66, /* M->A: u32 jobid, u32 req, u32 status (pmix_status_t) */
+	BOOT_MSG_JOB_END_EVENT = 67,  /* M->A: u32 jobid, str nspace, u32 exit code: a job the
+	                                 job's ranks spawned ended */
 };
+
+/* A DMODEX's or a JOB_CTRL target's rank meaning "the whole job" (PMIx's wildcard rank). */
+#define BOOT_RANK_ANY 0xfffffffeu
+/* JOB_CTRL's asker that is no rank of the job: a PMIx tool connected to the agent. */
+#define BOOT_RANK_TOOL 0xfffffff0u
 
 /* What RANK_EXIT says about the rank's PMI session. */
 enum { BOOT_PMI_NONE = 0, BOOT_PMI_INIT = 1, BOOT_PMI_FINALIZED = 2 };

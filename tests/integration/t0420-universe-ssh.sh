@@ -158,6 +158,18 @@ if [ -x "$MPI_BIN/mpich/ring" ]; then
 		is "$rc:$(printf '%s\n' "$out" | grep -c 'collectives: OK size=8')" "0:1" "Open MPI collectives across nodes"
 		out=$(LKX_TIMEOUT=120 lkx -n 4 --map-by node "$MPI_BIN/openmpi/large" 2>&1); rc=$?
 		is "$rc:$(printf '%s\n' "$out" | grep -c 'large: OK')" "0:1" "Open MPI large messages between nodes"
+		# spawn and accept/connect over the nodes: PMIx spawn, connect, direct modex across agents
+		out=$(LKX_TIMEOUT=60 lkx -v -n 2 --map-by node "$MPI_BIN/openmpi/spawn" spawn 4 2>&1); rc=$?
+		is "$rc:$(printf '%s\n' "$out" | grep -c '^parent: child [0-3] answered')" "0:4" "Open MPI MPI_Comm_spawn: 4 children across the nodes talk to their parents"
+		nn=$(printf '%s\n' "$out" | grep -E 'spawned job 1 \(spawn\): rank [0-3]: pid [0-9]+ on n[1-4]$' | awk '{ print $NF }' | sort -u | tr '\n' ' ')
+		ok "$([ "$(echo $nn | wc -w)" -ge 2 ]; echo $?)" "the children run on several nodes ($nn)"
+		[ "$rc" = 0 ] || { diag "$out"; diag_agent_logs; }
+		(LKX_TIMEOUT=60 lkx -n 2 --map-by node "$MPI_BIN/openmpi/portconn" server "svc-$$" >"$T/srv.out" 2>&1; echo "rc=$?" >>"$T/srv.out") &
+		spid=$!
+		out=$(LKX_TIMEOUT=60 lkx -n 2 --map-by node "$MPI_BIN/openmpi/portconn" client "svc-$$" 2>&1); rc=$?
+		wait "$spid"
+		is "$rc:$(printf '%s\n' "$out" | grep -c 'server said 7$'):$(grep -cE '^(portconn: server: 2 clients sent 2001|rc=0)$' "$T/srv.out")" "0:2:2" "Open MPI accept/connect between two jobs across the nodes"
+		[ "$rc" = 0 ] || { diag "$out"; diag "$(cat "$T/srv.out")"; diag_agent_logs; }
 	fi
 	# kill -9 every agent and every rank mid-job; wipe cleans every node
 	(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec -n 8 sleep 50 >/dev/null 2>&1) &

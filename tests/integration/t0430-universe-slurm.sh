@@ -4,8 +4,9 @@
 # programs run across the nodes with the slots Slurm gave, a second job runs in the same
 # universe, lamkit-MPI ranks spawn children onto the other nodes' free slots (tests/mpi/lk_dyn:
 # both ways, and a crashing child fails the job with one line), Open MPI runs on the agents'
-# PMIx server, lamkit's MPI runs under srun --mpi=pmix through `lamkit pmix-proxy`, halt ends
-# the agents (and so their srun step) and every rank; the allocation ends clean.
+# PMIx server (and spawns 4 children onto the other nodes), lamkit's MPI runs under srun
+# --mpi=pmix through `lamkit pmix-proxy`, halt ends the agents (and so their srun step) and
+# every rank; the allocation ends clean.
 # timeout: 240
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip_all "needs root (network namespaces, daemons)"
@@ -32,6 +33,7 @@ for d in "$LAMKIT_TMPDIR/lamkit-\$(id -u)"/u*-n0-p*; do ls /dev/shm | grep -c --
 echo "ppn:"; timeout 60 "$LAMKIT" mpiexec -ppn 1 -n 4 "$MPI_BIN/mpich/hello" 2>&1; echo "rc=\$?"
 if [ -x "$MPI_BIN/openmpi/ring" ]; then
 	echo "ompi:"; OMPI_MCA_pmix_base_verbose=10 timeout 60 "$LAMKIT" mpiexec -n 8 "$MPI_BIN/openmpi/ring" 2>&1 | grep -E '^ring:|Selected component \[(ext3x|flux)\]|^lamkit'; echo "rc=\${PIPESTATUS[0]}"
+	echo "ompispawn:"; timeout 60 "$LAMKIT" mpiexec -v -n 2 "$MPI_BIN/openmpi/spawn" spawn 4 2>&1; echo "rc=\$?"
 fi
 if [ -x "$DYN" ]; then
 	echo "spawn:"; timeout 60 "$LAMKIT" mpiexec -v -n 2 "$DYN" spawn 4 2>&1; echo "rc=\$?"
@@ -71,6 +73,10 @@ if [ -x "$MPI_BIN/openmpi/ring" ]; then
 	like "$(sect ompi)" "ring: OK .*size=8" "Open MPI ring across the Slurm nodes, on the agents' PMIx server"
 	is "$(sect ompi | grep -c 'Selected component \[ext3x\]')" 8 "every rank on the PMIx component (ext3x)"
 	like "$(sect ompi)" "rc=0" "exit 0"
+	os=$(sect ompispawn)
+	is "$(printf '%s\n' "$os" | grep -c '^parent: child [0-3] answered')" 4 "Open MPI MPI_Comm_spawn: 2 parents on n1, 4 children talk back over PMIx connect"
+	is "$(printf '%s\n' "$os" | grep -cE 'spawned job 1 \(spawn\): rank [0-3]: pid [0-9]+ on n[2-4]$')" 4 "the children on the other Slurm nodes"
+	like "$os" "rc=0" "exit 0"
 fi
 if [ -x "$DYN" ]; then
 	sp=$(sect spawn)

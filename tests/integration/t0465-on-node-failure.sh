@@ -5,7 +5,8 @@
 # their receive from and send to a failed rank, and a barrier that needs them, return
 # MPI_ERR_PROC_FAILED instead of hanging; MPIX_Comm_failure_get_acked names ranks 6 and 7; a
 # token goes round the ring of the survivors; the job exits 0 with one line naming what was
-# lost. The same failure without the option ends the job (111).
+# lost. PMIx ranks (tests/pmix/pmix_event) hear of the lost ranks as PMIx events. The same
+# failure without the option ends the job (111).
 # timeout: 90
 . "$(dirname "$0")/../lib/common.sh"
 D=$LAMKIT_TOP/out/mpi-lamkit
@@ -57,6 +58,23 @@ kill -CONT "$p"
 wait_gone 5 "$p"; ok $? "the stopped agent, resumed, exits (declared down)"
 lk grow fake4 >/dev/null 2>&1; is $? 0 "grow fake4"
 
+# PMIx ranks hear of the lost ranks as PMIx events (tests/pmix/pmix_event, waiting for them)
+inc=/usr/lib/x86_64-linux-gnu/pmix2/include lib=/usr/lib/x86_64-linux-gnu/pmix2/lib
+if [ -f "$inc/pmix.h" ] && cc -O -o "$T/pmix_event" "$LAMKIT_TOP/tests/pmix/pmix_event.c" -I"$inc" -L"$lib" -lpmix 2>/dev/null; then
+	(cd "$T" && exec timeout -k 5 60 "$LAMKIT" mpiexec --on-node-failure continue -n 8 "$T/pmix_event" --wait 10000 >"$T/ev.out" 2>&1) &
+	job=$!
+	for _ in $(seq 300); do grep -q 'rank 0: ready' "$T/ev.out" && break; sleep 0.1; done
+	kill -9 "$(pid4)"
+	wait $job; rc=$?
+	out=$(cat "$T/ev.out")
+	is "$rc" 0 "PMIx ranks, node lost: the job goes on and exits 0"
+	is "$(printf '%s\n' "$out" | grep -cE '^pmix_event: rank [0-5]: PROC-ABORTED for rank 6 of kvs_[0-9_]+ \(exit code 137\)$')" 6 "each of the 6 survivors hears PMIX_ERR_PROC_ABORTED for lost rank 6"
+	[ "$rc" = 0 ] || diag "$out"
+	lk grow fake4 >/dev/null 2>&1; is $? 0 "grow fake4"
+else
+	ok 0 "# SKIP libpmix-dev not installed"
+fi
+
 run_ft kill
 is "$rc" 111 "without the option the same failure ends the job"
 like "$out" "the agent on fake4 went away; job ended" "and says so"
@@ -64,6 +82,6 @@ out=$(lk mpiexec --on-node-failure maybe -n 1 true 2>&1); is $? 100 "a bad --on-
 like "$out" "abort or continue" "names the choices"
 lk halt >/dev/null 2>&1; is $? 0 "halt"
 n=0
-for p in $(pgrep -f -- "$D/lk_ft"); do pids_gone "$p" || n=$((n + 1)); done
+for p in $(pgrep -f -- "$D/lk_ft") $(pgrep -f -- "$T/pmix_event"); do pids_gone "$p" || n=$((n + 1)); done
 is "$n" 0 "no rank left"
 done_testing

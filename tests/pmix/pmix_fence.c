@@ -1,14 +1,16 @@
 /* tests/pmix/pmix_fence.c: a PMIx client (built against Debian's libpmix at test time) that
  * checks the job facts the launcher registered, then puts a value, fences with data
  * collection and gets every PMIx peer's value; optionally times fences.
- *   pmix_fence [--peers FIRST N] [--fences K] [--die R] [--time ITERS] [--svc MINE OTHER...]
+ *   pmix_fence [--peers FIRST N] [--fences K] [--die R] [--time ITERS] [--half]
+ *              [--svc MINE OTHER...]
  * --peers: the job's PMIx ranks are FIRST..FIRST+N-1 (an MPMD job mixing PMI and PMIx; default
  * all); --fences: fences in all (the first collects the values); --die R: rank R kills itself
  * instead of entering the first fence; --time: ITERS more fences with data, rank 0 prints the
- * mean in microseconds; --svc: the first of the peers publishes MINE (port "port-of-MINE")
- * before the first fence, every rank looks up the OTHER services after it (the last option). (Keys
- * starting with "pmix" are reserved to PMIx itself.) Prints "pmix_fence: rank R ok (S ranks)" on
- * success. */
+ * mean in microseconds; --half: then each half of the peers (the first N/2, the others) fences
+ * over its own ranks only, with data, and gets its half's values put since; --svc: the first of the
+ * peers publishes MINE (port "port-of-MINE") before the first fence, every rank looks up the OTHER
+ * services after it (the last option). (Keys starting with "pmix" are reserved to PMIx itself.)
+ * Prints "pmix_fence: rank R ok (S ranks)" on success. */
 #include <pmix.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,9 +54,53 @@ static int get_u32(const char *key, pmix_rank_t rank, uint32_t *out)
 	return 0;
 }
 
+/* --half: a fence over the ranks of my half of first..first+n-1 only, with data; then the
+ * values my half put before it. 0, or -1 (said). */
+static int fence_half(int first, int n)
+{
+	int lo = (int)me.rank < first + n / 2 ? first : first + n / 2;
+	int hi = lo == first ? first + n / 2 : first + n;
+	pmix_proc_t *procs = calloc((size_t)(hi - lo), sizeof *procs);
+	pmix_info_t collect;
+	pmix_value_t v;
+	char key[64], val[128];
+	bool yes = true;
+	pmix_status_t rc;
+
+	if (!procs)
+		return fail("calloc", PMIX_ERR_NOMEM);
+	for (int r = lo; r < hi; r++)
+		PMIX_LOAD_PROCID(&procs[r - lo], me.nspace, (pmix_rank_t)r);
+	snprintf(key, sizeof key, "lk-half-%u", me.rank);
+	snprintf(val, sizeof val, "half value of rank %u", me.rank);
+	PMIX_VALUE_LOAD(&v, val, PMIX_STRING);
+	if ((rc = PMIx_Put(PMIX_GLOBAL, key, &v)) != PMIX_SUCCESS ||
+	    (rc = PMIx_Commit()) != PMIX_SUCCESS)
+		return fail("PMIx_Put/Commit (half)", rc);
+	PMIX_VALUE_DESTRUCT(&v);
+	PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+	if ((rc = PMIx_Fence(procs, (size_t)(hi - lo), &collect, 1)) != PMIX_SUCCESS)
+		return fail("PMIx_Fence (half)", rc);
+	PMIX_INFO_DESTRUCT(&collect);
+	for (int r = lo; r < hi; r++) {
+		pmix_value_t *got = NULL;
+		char want[128];
+		snprintf(key, sizeof key, "lk-half-%d", r);
+		snprintf(want, sizeof want, "half value of rank %d", r);
+		if ((rc = PMIx_Get(&procs[r - lo], key, NULL, 0, &got)) != PMIX_SUCCESS)
+			return fail(key, rc);
+		if (got->type != PMIX_STRING || strcmp(got->data.string, want))
+			return fail("wrong half value", PMIX_ERROR);
+		PMIX_VALUE_RELEASE(got);
+	}
+	printf("pmix_fence: rank %u half %d-%d ok\n", me.rank, lo, hi - 1);
+	free(procs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int first = 0, n = -1, fences = 1, die = -1, iters = 0, svc = 0;
+	int first = 0, n = -1, fences = 1, die = -1, iters = 0, svc = 0, half = 0;
 	pmix_status_t rc;
 	uint32_t size = 0, lrank = 0;
 
@@ -68,6 +114,8 @@ int main(int argc, char **argv)
 			die = atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
 			iters = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--half")) {
+			half = 1;
 		} else if (!strcmp(argv[i], "--svc") && i + 1 < argc) {
 			svc = ++i;
 			break;
@@ -143,6 +191,8 @@ int main(int argc, char **argv)
 			printf("pmix_fence: %d ranks: %.1f us per fence with data\n", (int)size,
 			       (now_us() - t0) / iters);
 	}
+	if (half && fence_half(first, n) < 0)
+		return 1;
 	printf("pmix_fence: rank %u ok (%u ranks)\n", me.rank, size);
 	fflush(stdout);
 	PMIX_INFO_DESTRUCT(&collect);
