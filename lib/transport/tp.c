@@ -271,9 +271,9 @@ static void print_sent(const tp_t *tp)
 		fprintf(
 		    stderr,
 		    "lamkit tp: rank %d slept %llu times (%llu ran to the timeout, %llu of them "
-		    "with a record waiting), rang %llu doorbells\n",
+		    "with a record waiting; %llu waiting for ring room), rang %llu doorbells\n",
 		    tp->cfg.rank, tp->nsleep, tp->nsleep_timeout + tp->nsleep_late, tp->nsleep_late,
-		    tp->nbell);
+		    tp->nsleep_room, tp->nbell);
 }
 
 void tp_destroy(tp_t *tp, int timeout_ms)

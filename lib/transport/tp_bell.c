@@ -162,9 +162,10 @@ static int socket_set(tp_t *tp)
 int tp_sleep_prepare(tp_t *tp, int watched)
 {
 	/* a job that fits its CPUs writes its node rings without looking at doorbells;
-	 * fragments waiting for room, and the multipath layer while it measures its paths or
-	 * holds fragments for their turn, need polling */
-	if ((tp->shm && !tp->yield) || tp->selfq.head || tp_queued(tp))
+	 * fragments waiting for room need polling, except those waiting in a node ring: its
+	 * consumer wakes us when it hands room back (tp_shm_poll) */
+	if ((tp->shm && !tp->yield) || tp->selfq.head ||
+	    tp_queued(tp) > (tp->shm ? tp_shm_busy(tp->shm) : 0))
 		return -1;
 	tp->sleep_us = UINT64_MAX;
 	/* the multipath failover's timers (ACKs owed, kept fragments) bound the sleep */
@@ -185,7 +186,7 @@ int tp_sleep_prepare(tp_t *tp, int watched)
 		sleeping(tp, TP_BELL_SOCKET);
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* the words, then the rings (tp_bell_check) */
-	return rings_ready(tp);
+	return rings_ready(tp) || tp_shm_room(tp->shm);
 }
 
 int tp_sleep_wait(tp_t *tp, int timeout_ms)
@@ -194,6 +195,8 @@ int tp_sleep_wait(tp_t *tp, int timeout_ms)
 	int r;
 
 	tp->nsleep++;
+	if (tp->shm && tp_shm_busy(tp->shm))
+		tp->nsleep_room++;
 	if (tp->sleep_how == TP_BELL_FUTEX) {
 		if (tp->sleep_us < (uint64_t)timeout_ms * 1000u) /* a multipath timer */
 			ts = (struct timespec){(time_t)(tp->sleep_us / 1000000u),
@@ -212,7 +215,8 @@ int tp_sleep_wait(tp_t *tp, int timeout_ms)
 		if (r == 0 && us < (uint64_t)timeout_ms * 1000u)
 			r = 1; /* a timer is due: not a sleep that ran to its bound */
 	}
-	if (r == 0 && rings_ready(tp)) { /* a record without a wake-up: counted */
+	/* a record, or room for a queued fragment, without a wake-up: counted */
+	if (r == 0 && (rings_ready(tp) || tp_shm_room(tp->shm))) {
 		tp->nsleep_late++;
 		r = 1;
 	} else if (r == 0) {

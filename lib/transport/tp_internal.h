@@ -80,6 +80,7 @@ struct tp {
 	uint64_t sleep_us;  /* socket mode: the udp timers' bound on a sleep */
 	unsigned long long nsleep, nsleep_timeout, nbell;
 	unsigned long long nsleep_late; /* sleeps that ran to the timeout with a record waiting */
+	unsigned long long nsleep_room; /* sleeps with fragments waiting for room in a node ring */
 };
 
 /* Allocate a fragment; copies hdr, and the payload unless ref. NULL with errno. */
@@ -404,6 +405,8 @@ void tp_shm_sleeping(struct tp_shm *s, uint32_t v);
 int tp_shm_ready(const struct tp_shm *s);
 /* This process's `sleeping` word in the node segment (the futex a ring-only sleeper waits on). */
 uint32_t *tp_shm_bell_word(struct tp_shm *s);
+/* Whether a fragment waiting for room in one of this process's node rings fits now. */
+int tp_shm_room(struct tp_shm *s);
 void tp_shmx_sleeping(struct tp_shmx *x, uint32_t v);
 int tp_shmx_ready(const struct tp_shmx *x);
 /* The listener's and every connection's fd into pfd (room for max): the count. */

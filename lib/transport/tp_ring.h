@@ -64,7 +64,8 @@ struct tp_ring_rx {
 	uint64_t pos;   /* next record to read */
 	uint64_t clean; /* lines before this are zeroed and handed back */
 	uint32_t rbytes;
-	int peer; /* handed to ops.recv */
+	int peer;          /* handed to ops.recv */
+	unsigned releases; /* positions published: a producer waiting for room may be woken */
 };
 
 /* The ring bytes a record of hlen header and len payload bytes takes (producer and consumer
@@ -132,6 +133,23 @@ static inline void tp_ring_release(struct tp_ring_rx *x)
 		*(uint64_t *)(x->ring + (size_t)(p & (x->rbytes - 1))) = 0;
 	x->clean = x->pos;
 	__atomic_store_n(x->head, x->pos, __ATOMIC_RELEASE);
+	x->releases++;
+}
+
+/* Whether the first fragment waiting in t's queue would fit now (the consumer's position read
+ * afresh): a producer about to sleep for room looks once more after showing it sleeps. */
+static inline int tp_ring_room(struct tp_ring_tx *t)
+{
+	const struct tp_frag *f = t->q.head;
+	size_t need, off, skip;
+
+	if (!f)
+		return 0;
+	need = tp_ring_need(f->hlen, f->len);
+	off = (size_t)(t->tail & (t->rbytes - 1));
+	skip = off + need > t->rbytes ? t->rbytes - off : 0;
+	t->head_cache = __atomic_load_n(t->head, __ATOMIC_ACQUIRE);
+	return t->tail + skip + need - t->head_cache <= t->rbytes;
 }
 
 /* Whether a record waits at the consumer's position (a look, nothing consumed). */

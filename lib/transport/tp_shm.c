@@ -511,10 +511,17 @@ int tp_shm_poll(struct tp_shm *s, int budget)
 	 * touching the next ring lines. */
 	for (int k = 0; k < s->npeers && !n; k++) {
 		int idx = s->next + k < s->npeers ? s->next + k : s->next + k - s->npeers;
+		struct tp_ring_rx *x = &s->rx[s->peers[idx]];
+		unsigned rel = x->releases;
 
-		n = tp_ring_drain(s->tp, &s->rx[s->peers[idx]], budget);
+		n = tp_ring_drain(s->tp, x, budget);
 		if (n)
 			s->next = idx + 1 < s->npeers ? idx + 1 : 0;
+		/* room handed back: a producer that sleeps until its queued fragments fit is woken
+		 * (only a job that blocks sleeps; section 9 of doc/PROTOCOL-mpi-wire.md) */
+		if (x->releases != rel && s->tp->yield)
+			tp_bell_check(s->tp, &s->bells[s->peers[idx]].sleeping,
+			              s->bells[s->peers[idx]].uid);
 	}
 	if (s->nqueued)
 		for (int k = 0; k < s->npeers; k++) {
@@ -531,6 +538,14 @@ void tp_shm_sleeping(struct tp_shm *s, uint32_t v)
 {
 	if (s && s->bells)
 		__atomic_store_n(&s->bells[s->me].sleeping, v, __ATOMIC_RELAXED);
+}
+
+int tp_shm_room(struct tp_shm *s)
+{
+	for (int k = 0; s && s->nqueued && k < s->npeers; k++)
+		if (tp_ring_room(&s->tx[s->peers[k]]))
+			return 1;
+	return 0;
 }
 
 uint32_t *tp_shm_bell_word(struct tp_shm *s)
