@@ -17,8 +17,10 @@
  *                "lk_wait: rank R op=OP wall_ms=W cpu_ms=C". OP: recv (MPI_Recv from 0), wait
  *                (MPI_Irecv + MPI_Wait), barrier, bcast, allreduce, fence (MPI_Win_fence on a
  *                window of MPI_Win_create), lock (MPI_Win_lock on rank 0's window, which rank
- *                0 holds exclusively meanwhile).
- *   stress N SEED [MAXBYTES]   N rounds of random patterns (below), sizes 0 .. MAXBYTES
+ *                0 holds exclusively meanwhile), send (MPI_Send of 2000 ints to rank 0: with
+ *                small node rings the sender waits for room).
+ *   stress N SEED [MAXBYTES]   N rounds of random patterns (shifts, gathers, collectives, a
+ *                late rank, a flood of small messages to a late rank, storms), sizes 0 .. MAXBYTES
  *                (default 262144, log-spread) drawn from SEED alike on every rank; every
  *                payload is checked. Prints "lk_wait: stress rounds=N messages=M" on rank 0.
  * A watchdog: a rank that spends more than LK_WAIT_WATCHDOG seconds (default 60) in one round
@@ -57,6 +59,8 @@ static double wall_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+#define SEND_FLOOD 2000 /* messages each rank sends in op "send" */
+
 static int idle(int ms, const char *op)
 {
 	double w0, c0, w, c;
@@ -91,6 +95,19 @@ static int idle(int ms, const char *op)
 		} else {
 			MPI_Irecv(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &r);
 			MPI_Wait(&r, MPI_STATUS_IGNORE);
+		}
+	} else if (!strcmp(op, "send")) {
+		/* every other rank floods rank 0 until its node ring is full (LAMKIT_SHM_RING=16384
+		 * holds 128 small messages) and waits in MPI_Send for room */
+		if (lk_rank == 0) {
+			for (int i = 0; i < (lk_size - 1) * SEND_FLOOD; i++)
+				MPI_Recv(&sum, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
+				         MPI_STATUS_IGNORE);
+			v = sum;
+		} else {
+			v = 42;
+			for (int i = 0; i < SEND_FLOOD; i++)
+				MPI_Send(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
 		}
 	} else if (!strcmp(op, "barrier")) {
 		MPI_Barrier(MPI_COMM_WORLD);
@@ -193,6 +210,7 @@ static long nmsg;
  * its peer is still in (any tag below 32768 is valid in every MPI). */
 #define SHIFT_TAG(round)  (16 + (round) % 8000)
 #define GATHER_TAG(round) (8016 + (round) % 8000)
+#define FLOOD_TAG(round)  (16016 + (round) % 8000)
 
 /* Every rank sends one message to perm[rank] and receives one from its inverse. */
 static void shift_round(int round, unsigned char *sb, unsigned char *rb, int max)
@@ -390,6 +408,44 @@ static void storm_round(int round, unsigned char *sb, unsigned char *rb, int max
 	free(sts);
 }
 
+/* One rank sends a flood of small messages to another, which is late (computes first): the
+ * sender's node ring fills, and it waits for room (with small rings: LAMKIT_SHM_RING). */
+static void flood_round(int round, unsigned char *sb, unsigned char *rb)
+{
+	int from = pick(lk_size), to = (from + 1 + pick(lk_size > 1 ? lk_size - 1 : 1)) % lk_size;
+	int n = 64 + pick(577), us = 200 + pick(2000), *sz = malloc(sizeof(int) * (size_t)n);
+
+	for (int j = 0; j < n; j++)
+		sz[j] = draw_size(256);
+	if (lk_size < 2) { /* no one to flood */
+		free(sz);
+		return;
+	}
+	if (lk_rank == from) {
+		for (int j = 0; j < n; j++) {
+			fill(sb, sz[j], round, from, j);
+			at(round, "flood: MPI_Send", to);
+			MPI_Send(sb, sz[j], MPI_BYTE, to, FLOOD_TAG(round), MPI_COMM_WORLD);
+		}
+	} else if (lk_rank == to) {
+		nanosleep(&(struct timespec){0, us * 1000L}, NULL);
+		for (int j = 0; j < n; j++) {
+			MPI_Status st;
+			int cnt, bad;
+			at(round, "flood: MPI_Recv", from);
+			MPI_Recv(rb, 256, MPI_BYTE, from, FLOOD_TAG(round), MPI_COMM_WORLD, &st);
+			MPI_Get_count(&st, MPI_BYTE, &cnt);
+			LK_CHECK(cnt == sz[j], "round %d: flood message %d: %d bytes, not %d",
+			         round, j, cnt, sz[j]);
+			bad = check(rb, cnt, round, from, j);
+			LK_CHECK(bad < 0, "round %d: flood message %d: byte %d wrong", round, j,
+			         bad);
+		}
+	}
+	nmsg += n;
+	free(sz);
+}
+
 static int stress(int rounds, uint64_t seed, int max)
 {
 	unsigned char *sb = malloc((size_t)max), *rb = malloc((size_t)max);
@@ -402,7 +458,7 @@ static int stress(int rounds, uint64_t seed, int max)
 	rng = seed ? seed : 88172645463325252ull;
 	for (int round = 0; round < rounds; round++) {
 		alarm((unsigned)watchdog_s);
-		switch (pick(5)) {
+		switch (pick(6)) {
 		case 0:
 			shift_round(round, sb, rb, max);
 			break;
@@ -414,6 +470,9 @@ static int stress(int rounds, uint64_t seed, int max)
 			break;
 		case 3:
 			late_round(round);
+			break;
+		case 4:
+			flood_round(round, sb, rb);
 			break;
 		default:
 			storm_round(round, sb, rb, max);
