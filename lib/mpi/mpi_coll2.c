@@ -217,6 +217,46 @@ char *mpii_a2a_rptr(const struct mpii_a2a *a, int i, struct mpii_dtype **d, int 
 	return a->rbuf + (MPI_Aint)(a->rdp ? a->rdp[i] : i * a->rcount) * (*d)->extent;
 }
 
+/* MPI_Alltoall of small blocks (A2A_LINEAR_MAX bytes and less) on more than 2 ranks: every
+ * receive and send posted at once, the own block copied, then one wait, so that a rank that
+ * blocks waits once for all its peers instead of once per step of the pairwise exchange. Every
+ * rank of the call takes the same branch (the counts are alike); mixing them would be safe
+ * anyway: each pair exchanges one message each way under the same tag either way. */
+#define A2A_LINEAR_MAX 1024
+static int alltoall_linear(struct mpii_a2a *a, struct mpii_comm *c)
+{
+	int n = c->size, r = c->rank, rc = MPI_SUCCESS, k, scnt, rcnt;
+	struct lk_request **q = calloc(2 * (size_t)n, sizeof(*q));
+	struct mpii_dtype *sd, *rd;
+
+	if (!q)
+		return MPI_ERR_NO_MEM;
+	for (int s = 1; s < n && rc == MPI_SUCCESS; s++) {
+		int src = (r - s + n) % n;
+		char *rp = mpii_a2a_rptr(a, src, &rd, &rcnt);
+		if (rcnt > 0 && rd->size > 0 &&
+		    (rc = mpii_irecv(rp, rcnt, rd, src, T_ALLTOALL, c, 1, &q[src])) != MPI_SUCCESS)
+			q[src] = NULL; /* not started: nothing to wait for */
+	}
+	for (int s = 1; s < n && rc == MPI_SUCCESS; s++) {
+		int dst = (r + s) % n;
+		const char *sp = mpii_a2a_sptr(a, dst, &sd, &scnt);
+		if (scnt > 0 && sd->size > 0 &&
+		    (rc = mpii_isend(sp, scnt, sd, dst, T_ALLTOALL, c, 1, MODE_STD, &q[n + dst])) !=
+		        MPI_SUCCESS)
+			q[n + dst] = NULL;
+	}
+	if (rc == MPI_SUCCESS) {
+		const char *sp = mpii_a2a_sptr(a, r, &sd, &scnt);
+		char *rp = mpii_a2a_rptr(a, r, &rd, &rcnt);
+		rc = xcopy(sp, scnt, sd, rp, rcnt, rd);
+	}
+	/* the started ones also after an error: a posted receive must not outlive the call */
+	k = wait_all(q, 2 * n);
+	free(q);
+	return rc == MPI_SUCCESS ? k : rc;
+}
+
 static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 {
 	int n = c->size, r = c->rank, rc = MPI_SUCCESS, scnt, rcnt;
@@ -244,6 +284,12 @@ static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 			return MPI_ERR_NO_MEM;
 		memcpy(copy, a->rbuf, (size_t)hi);
 		a->sbuf = copy;
+	}
+	if (n > 2 && !a->sc && !a->st && !a->rc && !a->rt && a->sd && a->rd &&
+	    (size_t)a->scount * a->sd->size <= A2A_LINEAR_MAX) {
+		rc = alltoall_linear(a, c);
+		free(copy);
+		return rc;
 	}
 	for (int s = 0; s < n && rc == MPI_SUCCESS; s++) {
 		int dst = (r + s) % n, src = (r - s + n) % n;
