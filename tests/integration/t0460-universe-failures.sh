@@ -31,6 +31,7 @@ pid_of() { awk -v n="$1" '$1 == "node" && $3 == n { print $8 }' "$U"; }
 	echo "ssh = { options = { \"-F\", \"$NETNS_SSH_CONFIG\" }, verify = false }"
 	echo "for i = 1, $K do node(\"n\" .. i) { cpu = 2 } end"
 } >"$T/u.lua"
+lkmpi_before=$(ls /dev/shm | grep '^lkmpi-' | sort)
 lk boot u.lua >/dev/null 2>&1; is $? 0 "boot 4 nodes (a launch tree)"
 like "$(grep '^node 4 ' "$U")" " 1$" "n4 was started by n1's agent"
 
@@ -160,4 +161,7 @@ wait_gone 5 "$p2" "$p4"
 n=0
 for p in $(pgrep -f -- "$LAMKIT_TMPDIR"); do pids_gone "$p" || n=$((n + 1)); done
 is "$n" 0 "nothing of the universe left running"
+# and what they left is wipe's, as halt said: their jobs' node segments among it
+lk wipe u.lua >/dev/null 2>&1; is $? 0 "wipe after the halt with nodes down"
+is "$(lkmpi_leaked "$lkmpi_before")" "" "no lamkit MPI segment left in /dev/shm"
 done_testing
