@@ -908,6 +908,8 @@ int boot_ctl_end(struct ctl *c)
 	free(c->kvs);
 	if (c->view_timer)
 		core_ev_timer_cancel(c->ev, c->view_timer);
+	if (c->early_timer)
+		core_ev_timer_cancel(c->ev, c->early_timer);
 	if (c->ka_timer)
 		core_ev_timer_cancel(c->ev, c->ka_timer);
 	boot_link_destroy(c->vlink);

@@ -89,6 +89,7 @@ struct ctl {
 	boot_link_t *vlink;
 	int vnext;
 	int64_t view_timer, ka_timer;
+	int64_t early_timer; /* a refused agent not down in the view yet: the view's grace */
 	int ka_interval, ka_timeout;
 	char *hosts_copy;
 	int nlost; /* --on-node-failure continue: agents whose node failed */

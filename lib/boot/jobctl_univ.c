@@ -16,6 +16,10 @@
 
 #define VIEW_WAIT_MS 1000 /* no view yet after this: ask a node the job does not use */
 #define ROUNDS_MAX   4    /* placements before the job gives up on a universe in flux */
+/* A node's agent refuses the job while the view we hold says it is up: the view can be behind
+ * the watch (its head just died and the agents are still hearing who declared it down), so the
+ * agents' VIEW_DOWN is waited for this long before the node is called unreachable. */
+#define EARLY_WAIT_MS 2000
 
 static int in_list(const char *list, const char *name)
 {
@@ -149,6 +153,10 @@ static void replace_now(core_ev_t *ev, void *arg)
  * inside the link callback that brought the news). */
 static void replace_later(struct ctl *c)
 {
+	if (c->early_timer) {
+		core_ev_timer_cancel(c->ev, c->early_timer);
+		c->early_timer = 0;
+	}
 	if (c->view_timer)
 		core_ev_timer_cancel(c->ev, c->view_timer);
 	c->view_timer = core_ev_timer(c->ev, 0, replace_now, c);
@@ -186,6 +194,8 @@ static void view_check(struct ctl *c)
 		snprintf(why, sizeof why, "is down (%s)", at);
 		boot_ctl_node_failed(a, why);
 	}
+	if (c->early_timer)
+		return; /* a refused node may be declared down yet: nothing starts meanwhile */
 	for (int i = 0; i < c->nag; i++) /* a node that failed to answer and is not down */
 		if (c->ag[i].early[0] && boot_ctl_root(c)->view.known) {
 			boot_ctl_unreachable(&c->ag[i], c->ag[i].early);
@@ -301,6 +311,15 @@ static void on_view_timer(core_ev_t *ev, void *arg)
 
 /* ====} */
 
+static void on_early_timer(core_ev_t *ev, void *arg)
+{
+	struct ctl *c = arg;
+
+	(void)ev;
+	c->early_timer = 0;
+	view_check(c); /* still up in the view: unreachable after all */
+}
+
 void boot_ctl_early_failure(struct agent *a, const char *why)
 {
 	struct ctl *c = a->c, *rt = boot_ctl_root(c);
@@ -308,10 +327,18 @@ void boot_ctl_early_failure(struct agent *a, const char *why)
 	if (c->sent_any < 0)
 		return; /* being placed again */
 	if (rt->view.known) {
-		if (down_of(c, a, NULL, 0) && !c->sent_any)
+		if (down_of(c, a, NULL, 0) && !c->sent_any) {
 			replace_later(c);
-		else
+		} else if (!c->sent_any) { /* the view may be behind the watch: EARLY_WAIT_MS */
+			snprintf(a->early, sizeof a->early, "%s", why);
+			boot_link_destroy(a->link);
+			a->link = NULL;
+			if (!c->early_timer)
+				c->early_timer =
+				    core_ev_timer(c->ev, EARLY_WAIT_MS, on_early_timer, c);
+		} else {
 			boot_ctl_unreachable(a, why);
+		}
 		return;
 	}
 	/* no view yet: it may be down already; another node can tell */
