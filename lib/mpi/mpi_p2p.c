@@ -40,8 +40,15 @@ struct hdr {
 #define HLEN_CTL   40
 #define HLEN_DATA  48
 
+/* Unexpected messages, in arrival order twice: in one list of all (mpii.unexp, for receives from
+ * MPI_ANY_SOURCE, probes and cancels) and in one list per bucket of (context, source), for the
+ * receives that name their source, most of them. With one list only, a receive from a slow
+ * source walked past every message of a source that ran ahead: a reduce of 8 B at 4 ranks on 2
+ * cores, whose leaves send eagerly and run ahead of the root, spent most of its time there. A
+ * bucket may hold other (context, source) pairs too; they are skipped as before. */
 struct mpii_unexp {
-	struct mpii_unexp *next;
+	struct mpii_unexp *next, *prev;   /* all of them */
+	struct mpii_unexp *snext, *sprev; /* its bucket's */
 	uint32_t ctx;
 	int src, tag, wsrc, type, flags;
 	size_t len;
@@ -335,6 +342,55 @@ static struct lk_request *take_posted(uint32_t ctx, int src, int tag)
 	return NULL;
 }
 
+#define UNEXP_BUCKETS 256
+static struct {
+	struct mpii_unexp *head, *tail;
+} ubucket[UNEXP_BUCKETS];
+
+static inline unsigned ubucket_of(uint32_t ctx, int src)
+{
+	return ((unsigned)src ^ ctx ^ ctx >> 8 ^ ctx >> 16) & (UNEXP_BUCKETS - 1);
+}
+
+static void unexp_unlink(struct mpii_unexp *u)
+{
+	unsigned b = ubucket_of(u->ctx, u->src);
+
+	if (u->prev)
+		u->prev->next = u->next;
+	else
+		mpii.unexp = u->next;
+	if (u->next)
+		u->next->prev = u->prev;
+	else
+		mpii.unexp_tail = u->prev;
+	if (u->sprev)
+		u->sprev->snext = u->snext;
+	else
+		ubucket[b].head = u->snext;
+	if (u->snext)
+		u->snext->sprev = u->sprev;
+	else
+		ubucket[b].tail = u->sprev;
+}
+
+/* The oldest unexpected message a receive of (ctx, src, tag) matches, or NULL. */
+static struct mpii_unexp *unexp_find(uint32_t ctx, int src, int tag)
+{
+	struct mpii_unexp *u;
+
+	if (src == MPI_ANY_SOURCE) {
+		for (u = mpii.unexp; u; u = u->next)
+			if (matches(u->ctx, u->src, u->tag, ctx, src, tag))
+				return u;
+		return NULL;
+	}
+	for (u = ubucket[ubucket_of(ctx, src)].head; u; u = u->snext)
+		if (matches(u->ctx, u->src, u->tag, ctx, src, tag))
+			return u;
+	return NULL;
+}
+
 static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t len)
 {
 	struct mpii_unexp *u = malloc(sizeof(*u) + len);
@@ -345,7 +401,6 @@ static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t le
 		mpii_err(NULL, MPI_ERR_NO_MEM, "unexpected message");
 		return;
 	}
-	u->next = NULL;
 	u->ctx = h->ctx;
 	u->src = h->src;
 	u->tag = h->tag;
@@ -357,11 +412,21 @@ static void add_unexp(int wsrc, const struct hdr *h, const void *data, size_t le
 	u->addr = h->type == H_RTS ? h->addr : 0;
 	if (len)
 		memcpy(u->data, data, len);
+	u->next = NULL;
+	u->prev = mpii.unexp_tail;
 	if (mpii.unexp_tail)
 		mpii.unexp_tail->next = u;
 	else
 		mpii.unexp = u;
 	mpii.unexp_tail = u;
+	unsigned b = ubucket_of(u->ctx, u->src);
+	u->snext = NULL;
+	u->sprev = ubucket[b].tail;
+	if (ubucket[b].tail)
+		ubucket[b].tail->snext = u;
+	else
+		ubucket[b].head = u;
+	ubucket[b].tail = u;
 }
 
 static void on_data(const struct hdr *h, const void *data, size_t len)
@@ -407,19 +472,14 @@ static void on_cts(const struct hdr *h)
 /* A sender asks to withdraw a message: drop it if it is still unexpected here, and answer. */
 static void on_cancel(int wsrc, const struct hdr *h)
 {
-	struct mpii_unexp *u, *prev = NULL;
+	struct mpii_unexp *u;
 	struct hdr a = {.type = H_CXLACK, .sreq = h->addr};
 
-	for (u = mpii.unexp; u; prev = u, u = u->next)
+	for (u = mpii.unexp; u; u = u->next)
 		if (u->wsrc == wsrc && u->sreq == h->sreq && u->ctx == h->ctx)
 			break;
 	if (u) {
-		if (prev)
-			prev->next = u->next;
-		else
-			mpii.unexp = u->next;
-		if (mpii.unexp_tail == u)
-			mpii.unexp_tail = prev;
+		unexp_unlink(u);
 		free(u);
 		a.off = 1;
 	}
@@ -555,19 +615,11 @@ void mpii_on_sent(void *arg, void *cookie)
 
 static int match_unexp(struct lk_request *r)
 {
-	struct mpii_unexp *u, *prev = NULL;
+	struct mpii_unexp *u = unexp_find(r->ctx, r->peer, r->tag);
 
-	for (u = mpii.unexp; u; prev = u, u = u->next)
-		if (matches(u->ctx, u->src, u->tag, r->ctx, r->peer, r->tag))
-			break;
 	if (!u)
 		return 0;
-	if (prev)
-		prev->next = u->next;
-	else
-		mpii.unexp = u->next;
-	if (mpii.unexp_tail == u)
-		mpii.unexp_tail = prev;
+	unexp_unlink(u);
 	if (u->type == H_EAGER)
 		recv_eager(r, u->wsrc, u->src, u->tag, u->flags, u->sreq, u->data, u->len);
 	else
@@ -876,19 +928,16 @@ int mpii_cancel_recv(struct lk_request *r)
 
 int mpii_probe(uint32_t ctx, int src, int tag, MPI_Status *st)
 {
-	struct mpii_unexp *u;
+	struct mpii_unexp *u = unexp_find(ctx, src, tag);
 
-	for (u = mpii.unexp; u; u = u->next) {
-		if (!matches(u->ctx, u->src, u->tag, ctx, src, tag))
-			continue;
-		if (st && st != MPI_STATUS_IGNORE) {
-			st->MPI_SOURCE = u->src;
-			st->MPI_TAG = u->tag;
-			st->MPI_ERROR = MPI_SUCCESS;
-			st->lk_cancelled = 0;
-			st->lk_count = (long long)u->len;
-		}
-		return 1;
+	if (!u)
+		return 0;
+	if (st && st != MPI_STATUS_IGNORE) {
+		st->MPI_SOURCE = u->src;
+		st->MPI_TAG = u->tag;
+		st->MPI_ERROR = MPI_SUCCESS;
+		st->lk_cancelled = 0;
+		st->lk_count = (long long)u->len;
 	}
-	return 0;
+	return 1;
 }
