@@ -111,6 +111,9 @@ int mpii_barrier(struct mpii_comm *c)
 
 	if (h)
 		return mpii_hier_barrier(h);
+	struct mpii_cshm *s = mpii_cshm_of(c);
+	if (s)
+		return mpii_cshm_barrier(s);
 
 	int err = MPI_SUCCESS;
 	for (int k = 1; k < c->size; k <<= 1) {
@@ -379,6 +382,9 @@ int mpii_allreduce(const void *sbuf, void *rbuf, int count, struct mpii_dtype *d
 
 	if (h)
 		return mpii_hier_allreduce(h, sbuf, rbuf, count, d, op);
+	struct mpii_cshm *s = count > 0 ? mpii_cshm_of(c) : NULL;
+	if (s && (rc = mpii_cshm_allreduce(s, sbuf, rbuf, count, d, op)) != MPII_CSHM_NO)
+		return rc;
 
 	int rab = mpii_allreduce_rab_fits(d, count, n, op);
 

@@ -195,6 +195,10 @@ int mpii_allgather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rb
 
 	if (h)
 		return mpii_hier_allgather(h, sbuf, scount, sd, rbuf, rcount, rd);
+	struct mpii_cshm *s = rcount > 0 && rd->size > 0 ? mpii_cshm_of(c) : NULL;
+	int rc = s ? mpii_cshm_allgather(s, sbuf, scount, sd, rbuf, rcount, rd) : MPII_CSHM_NO;
+	if (rc != MPII_CSHM_NO)
+		return rc;
 	return mpii_allgatherv(sbuf, scount, sd, rbuf, NULL, NULL, rcount, rd, c);
 }
 
@@ -421,6 +425,12 @@ int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
 	a.rd = dt_or_byte(rtype);
 	if (rc == MPI_SUCCESS && !c->inter && (rcount == 0 || a.rd->size == 0))
 		return MPI_SUCCESS; /* nothing to move, on every rank (signatures match) */
+	struct mpii_cshm *s = rc == MPI_SUCCESS && !c->inter ? mpii_cshm_of(c) : NULL;
+	if (s &&
+	    (rc = mpii_cshm_alltoall(s, sbuf, scount, a.sd, rbuf, rcount, a.rd)) == MPII_CSHM_NO)
+		rc = MPI_SUCCESS;
+	else if (s)
+		return mpii_err(c, rc, "MPI_Alltoall");
 	if (rc == MPI_SUCCESS)
 		rc = c->inter ? mpii_inter_alltoall(&a, c) : alltoall(&a, c, sbuf == MPI_IN_PLACE);
 	return mpii_err(c, rc, "MPI_Alltoall");

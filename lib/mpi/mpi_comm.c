@@ -80,6 +80,7 @@ static void comm_destroy(struct mpii_comm *c)
 	mpii_group_release(c->rgrp);
 	mpii_comm_release(c->uni);
 	mpii_hier_free(c->hier);
+	mpii_cshm_free(c->cshm);
 	if (mpii_tab_get(&mpii.comms, c->handle) == c)
 		mpii_tab_del(&mpii.comms, c->handle);
 	free(c->dims);

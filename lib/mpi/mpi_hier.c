@@ -149,7 +149,7 @@ fail:
 /* The node of every job rank, read from the launcher the first time a communicator of more
  * than two ranks asks (not in MPI_Init: a job without such a collective never pays the PMI
  * round trip). NULL when the launcher gives no mapping. */
-static const int *node_map(void)
+const int *mpii_node_map(void)
 {
 	static int asked;
 
@@ -180,7 +180,7 @@ struct mpii_hier *mpii_hier_of(struct mpii_comm *c)
 {
 	if (c->hier_state == 0) {
 		c->hier_state = -1;
-		if (!c->inter && c->size > 2 && enabled() && node_map()) {
+		if (!c->inter && c->size > 2 && enabled() && mpii_node_map()) {
 			int rc = build(c, &c->hier);
 			/* every rank decides alike from the same map; running out of memory on
 			 * one rank alone would leave it flat while the others are not (a hang) */

@@ -85,7 +85,7 @@ static void win_destroy(struct mpii_win *w)
  * anywhere: the outcome is agreed over the window's communicator. Under lamkit's agent the
  * name is registered through PMI before it exists (the agent removes it if rank 0 dies while it
  * has a name) and released in two phases once unlinked. */
-static void *map_segment(struct mpii_comm *c, size_t len)
+void *mpii_map_segment(struct mpii_comm *c, size_t len)
 {
 	char name[64] = "", made[64] = "";
 	const char *dir = getenv("LAMKIT_SESSION_DIR");
@@ -148,7 +148,7 @@ static int layout(struct mpii_win *w, const struct winfo *info, struct mpii_comm
 			off += (size_t)info[i].size;
 	}
 	w->seg_len = ctl + off + 64;
-	w->seg = map_segment(nc, w->seg_len);
+	w->seg = mpii_map_segment(nc, w->seg_len);
 	if (!w->seg) {
 		free(at);
 		return MPI_ERR_NO_MEM;

@@ -145,8 +145,11 @@ struct mpii_comm {
 	unsigned nbc_seq;       /* nonblocking collectives started: picks each one's tag */
 	struct mpii_hier *hier; /* node-aware collectives (mpi_hier.c), built on first use */
 	int hier_state;         /* 0: not looked at yet, 1: hier is used, -1: flat algorithms */
-	int holds;     /* it holds the processes of other jobs in its groups (mpii_dyn_hold) */
-	MPI_File file; /* the file whose private communicator this is: errors name it */
+	struct mpii_cshm
+	    *cshm;      /* collectives in shared memory (mpi_coll_shm.c), made on first use */
+	int cshm_state; /* 0: not looked at yet, 1: cshm is used, -1: not on one node */
+	int holds;      /* it holds the processes of other jobs in its groups (mpii_dyn_hold) */
+	MPI_File file;  /* the file whose private communicator this is: errors name it */
 };
 
 /* Communicator for handle, or NULL (inline, below the global state). */
@@ -697,6 +700,31 @@ int mpii_hier_allreduce(struct mpii_hier *h, const void *sbuf, void *rbuf, int c
                         struct mpii_dtype *d, MPI_Op op);
 int mpii_hier_allgather(struct mpii_hier *h, const void *sbuf, int scount, struct mpii_dtype *sd,
                         void *rbuf, int rcount, struct mpii_dtype *rd);
+/* The node of every job rank (PMI_Topo_node_map, asked once), or NULL without a map. */
+const int *mpii_node_map(void);
+
+/* ---- collectives in shared memory (mpi_coll_shm.c) ----
+ * On an intracommunicator of 3 to 64 ranks all on one node, barrier, and allreduce (contiguous
+ * types), allgather and alltoall of small messages (a rank's part up to 8 KiB) go through one
+ * segment shared by its ranks instead of messages. LAMKIT_COLL_SHM=0
+ * turns it off (every rank of a job must see the same value). */
+struct mpii_cshm;
+#define MPII_CSHM_NO (-1) /* the call does not fit: use the message algorithms */
+/* c's segment, made collectively at the first call (every rank of c reaches this call in the
+ * same collective), or NULL when c is not on one node. */
+struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c);
+void mpii_cshm_free(struct mpii_cshm *s);
+int mpii_cshm_barrier(struct mpii_cshm *s);
+int mpii_cshm_allreduce(struct mpii_cshm *s, const void *sbuf, void *rbuf, int count,
+                        struct mpii_dtype *d, MPI_Op op);
+int mpii_cshm_allgather(struct mpii_cshm *s, const void *sbuf, int scount, struct mpii_dtype *sd,
+                        void *rbuf, int rcount, struct mpii_dtype *rd);
+int mpii_cshm_alltoall(struct mpii_cshm *s, const void *sbuf, int scount, struct mpii_dtype *sd,
+                       void *rbuf, int rcount, struct mpii_dtype *rd);
+/* A segment of len bytes shared by the ranks of c (all on one node), made by rank 0: every rank
+ * calls it; NULL on every rank when it failed on one (mpi_win.c). */
+void *mpii_map_segment(struct mpii_comm *c, size_t len);
+
 /* The flat ring allgather(v) (mpi_coll2.c): rcounts/displs NULL for a plain allgather. */
 int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
                     const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,

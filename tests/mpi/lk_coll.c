@@ -293,6 +293,105 @@ static void test_reduce_large(void)
 	MPI_Type_free(&strided);
 }
 
+/* The collectives of a communicator on one node that go through its shared segment (barrier,
+ * small allreduce, allgather, alltoall) mixed call after call with the ones that stay on
+ * messages (bcast and reduce, whose root or leaves run ahead), on the world and on a half: every
+ * call's result checked. Then derived types and MPI_IN_PLACE through the slots, a sum of
+ * doubles whose bits must be the same on every rank, and a part just over a slot (8 KiB). */
+static void test_mixed_on(MPI_Comm comm, int iters)
+{
+	int me, n, a[64], b[64], g[64 * 4], t[64 * 4];
+
+	MPI_Comm_rank(comm, &me);
+	MPI_Comm_size(comm, &n);
+	for (int it = 0; it < iters; it++) {
+		int root = it % n, x = me + it, y = -1;
+		MPI_Bcast(&x, 1, MPI_INT, root, comm);
+		LK_CHECK(x == root + it, "mixed %d: bcast %d", it, x);
+		x = me * it;
+		MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, root, comm);
+		LK_CHECK(me != root || y == it * n * (n - 1) / 2, "mixed %d: reduce %d", it, y);
+		for (int i = 0; i < 4; i++)
+			a[i] = me + i + it;
+		MPI_Allreduce(a, b, 4, MPI_INT, MPI_MAX, comm);
+		for (int i = 0; i < 4; i++)
+			LK_CHECK(b[i] == n - 1 + i + it, "mixed %d: allreduce [%d] %d", it, i,
+			         b[i]);
+		if (it % 3 == 0)
+			MPI_Barrier(comm);
+		a[0] = me * 1000 + it;
+		MPI_Allgather(a, 1, MPI_INT, g, 1, MPI_INT, comm);
+		for (int r = 0; r < n; r++)
+			LK_CHECK(g[r] == r * 1000 + it, "mixed %d: allgather [%d] %d", it, r, g[r]);
+		for (int r = 0; r < n; r++)
+			t[r] = me * 100 + r + it;
+		MPI_Alltoall(t, 1, MPI_INT, g, 1, MPI_INT, comm);
+		for (int r = 0; r < n; r++)
+			LK_CHECK(g[r] == r * 100 + me + it, "mixed %d: alltoall [%d] %d", it, r,
+			         g[r]);
+	}
+}
+
+static void test_shm(void)
+{
+	MPI_Comm half;
+	MPI_Datatype vec, every2;
+	int n = lk_size, me = lk_rank;
+
+	if (n > 64)
+		return;
+	test_mixed_on(MPI_COMM_WORLD, 500);
+	MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
+	test_mixed_on(half, 200);
+	MPI_Comm_free(&half);
+	/* an allgather in place into every second int, and an alltoall from a strided send */
+	MPI_Type_vector(1, 1, 2, MPI_INT, &vec);
+	MPI_Type_create_resized(vec, 0, 2 * (MPI_Aint)sizeof(int), &every2);
+	MPI_Type_commit(&every2);
+	{
+		int r2[128], s2[128], out[64];
+		for (int i = 0; i < 2 * n; i++)
+			r2[i] = -1;
+		r2[2 * me] = 7 * me;
+		MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r2, 1, every2, MPI_COMM_WORLD);
+		for (int r = 0; r < n; r++)
+			LK_CHECK(r2[2 * r] == 7 * r && r2[2 * r + 1] == -1,
+			         "allgather in place, strided [%d] %d %d", r, r2[2 * r],
+			         r2[2 * r + 1]);
+		for (int r = 0; r < n; r++)
+			s2[2 * r] = me * 10 + r, s2[2 * r + 1] = -5;
+		MPI_Alltoall(s2, 1, every2, out, 1, MPI_INT, MPI_COMM_WORLD);
+		for (int r = 0; r < n; r++)
+			LK_CHECK(out[r] == r * 10 + me, "alltoall strided [%d] %d", r, out[r]);
+	}
+	MPI_Type_free(&every2);
+	MPI_Type_free(&vec);
+	/* a floating-point sum whose value depends on the order: the same bits on every rank */
+	{
+		double d[3] = {me % 2 ? 1e16 : -1e16, 1.0 / (me + 3), me + 0.1}, sum[3];
+		double all[64 * 3];
+		MPI_Allreduce(d, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Allgather(sum, 3 * (int)sizeof(double), MPI_BYTE, all, 3 * (int)sizeof(double),
+		              MPI_BYTE, MPI_COMM_WORLD);
+		for (int r = 0; r < n; r++)
+			LK_CHECK(memcmp(&all[3 * r], sum, sizeof(sum)) == 0,
+			         "allreduce of doubles: rank %d's bits differ from mine", r);
+	}
+	/* a part of 8 KiB + 1 per rank: past the slot, on messages */
+	{
+		size_t part = 8193;
+		char *sb = malloc(part), *rb = malloc(part * (size_t)n);
+		memset(sb, 'a' + me, part);
+		MPI_Allgather(sb, (int)part, MPI_BYTE, rb, (int)part, MPI_BYTE, MPI_COMM_WORLD);
+		for (int r = 0; r < n; r++)
+			LK_CHECK(rb[(size_t)r * part] == 'a' + r &&
+			             rb[(size_t)r * part + part - 1] == 'a' + r,
+			         "allgather of 8193 B [%d]", r);
+		free(sb);
+		free(rb);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	lk_init(&argc, &argv, "lk_coll");
@@ -302,5 +401,6 @@ int main(int argc, char **argv)
 	}
 	test_misc();
 	test_reduce_large();
+	test_shm();
 	return lk_finish();
 }
