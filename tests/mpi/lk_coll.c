@@ -340,9 +340,9 @@ static void test_shm(void)
 
 	if (n > 64)
 		return;
-	test_mixed_on(MPI_COMM_WORLD, 500);
+	test_mixed_on(MPI_COMM_WORLD, 64);
 	MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
-	test_mixed_on(half, 200);
+	test_mixed_on(half, 32);
 	MPI_Comm_free(&half);
 	/* an allgather in place into every second int, and an alltoall from a strided send */
 	MPI_Type_vector(1, 1, 2, MPI_INT, &vec);
