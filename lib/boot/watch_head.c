@@ -185,8 +185,18 @@ void wt_judge(boot_watch_t *w, struct wlink *k, int node, int64_t inc, int role,
 {
 	struct boot_wnode *n = boot_wview_node(&w->v, node);
 
+	/* declared, or replaced by a newer agent of its node (grow): it has to go, whatever it
+	 * thinks. A replaced one, cut off for a while, may lead a view of its own with a newer
+	 * term: met, it must not be yielded to */
 	if (n && n->state == BOOT_WDOWN && (!inc || !n->inc || inc <= n->inc)) {
-		wt_send_down(k, n); /* declared: it has to go, whatever it thinks */
+		wt_send_down(k, n);
+		return;
+	}
+	if (n && inc && n->inc && inc < n->inc) {
+		struct boot_wnode old = *n;
+		old.since = boot_wall_ms();
+		snprintf(old.why, sizeof old.why, "a newer agent took its place");
+		wt_send_down(k, &old);
 		return;
 	}
 	if (w->role != R_HEAD)

@@ -44,6 +44,14 @@ static int was_tried(boot_watch_t *w, int node)
 	return 0;
 }
 
+/* Take node off this round's list of candidates asked. */
+static void untry(boot_watch_t *w, int node)
+{
+	for (int i = 0; i < w->ntried; i++)
+		if (w->tried[i] == node)
+			w->tried[i--] = w->tried[--w->ntried];
+}
+
 static void mark_tried(boot_watch_t *w, int node)
 {
 	int *t = realloc(w->tried, (size_t)(w->ntried + 1) * sizeof *t);
@@ -173,6 +181,17 @@ void wt_on_nothead(boot_watch_t *w, struct wlink *k, struct core_rbuf *r)
 	struct boot_wnode *h = head ? boot_wview_node(&w->v, head) : NULL;
 	if (term > w->v.term && h)
 		w->v.term = term;
+	if (h && head != w->o.me && h->state == BOOT_WUP && was_tried(w, head) && head != w->lost) {
+		/* a node that answers follows it, and it is not the head we gave up on: what kept
+		 * us from it may have passed (a grown agent right after its network came back found
+		 * the head unreachable once and then asked the others in turn for ever, each
+		 * naming the head it never asked again). Shortly, it is asked again */
+		untry(w, head);
+		if (k->kind == L_SEEK && w->ntried && w->tried[w->ntried - 1] == k->node)
+			w->ntried--;
+		w->retry_at = now_ms() + SEEK_RETRY_MS;
+		return;
+	}
 	if (!h || head == w->o.me || h->state != BOOT_WUP || was_tried(w, head)) {
 		/* it knows no head yet, or still follows the one we gave up on (it has not
 		 * noticed yet): ask it again shortly rather than pass it over */
