@@ -414,7 +414,7 @@ static int down_node(struct boot_universe *u, int i, const char *name)
 	const struct boot_wdown *d = NULL;
 	int index = u->nodes[i].index;
 
-	if (!u->watch_off && boot_universe_view(u, 5000, &v) == 0)
+	if (!u->watch_off && boot_universe_view(u, index, 5000, &v) == 0)
 		d = boot_wsummary_find(&v, index);
 	if (!d) {
 		fprintf(

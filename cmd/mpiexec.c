@@ -776,7 +776,7 @@ int cmd_mpiexec(int argc, char **argv)
 		for (int a = 0; a < o.napps; a++)
 			any_default |= !o.apps[a].n_given;
 		if (nodes && any_default && !u.watch_off &&
-		    boot_universe_view(&u, 5000, &view) == 0 &&
+		    boot_universe_view(&u, 0, 5000, &view) == 0 &&
 		    boot_universe_place_up(&u, &view, nodes, o.hosts, err, sizeof err) < 0) {
 			fprintf(stderr, "lamkit mpiexec: %s\n", err);
 			rc = CORE_EXIT_USAGE;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -634,12 +635,31 @@ static void write_agent_record(boot_agent_t *ag)
 		close(fd);
 }
 
+/* Our record and our log go with us; but an agent that exits late (declared down, it heard
+ * so when its network came back) may find them replaced by those of the agent `grow` started
+ * in its place, in the same directory: those stay. */
 static void remove_agent_record(boot_agent_t *ag)
 {
-	char path[sizeof ag->root + 8];
+	char path[sizeof ag->root + 8], line[64], mine[64];
+	int fd;
+	ssize_t n = -1;
 
 	snprintf(path, sizeof path, "%s/agent", ag->root);
-	unlink(path);
+	snprintf(mine, sizeof mine, "%d %llu\n", (int)getpid(), boot_proc_starttime(getpid()));
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		n = read(fd, line, sizeof line - 1);
+		close(fd);
+	}
+	if (n >= 0) {
+		line[n] = '\0';
+		if (!strcmp(line, mine))
+			unlink(path);
+	}
+	struct stat lst, est;
+	snprintf(path, sizeof path, "%s/log", ag->root);
+	if (lstat(path, &lst) == 0 && fstat(STDERR_FILENO, &est) == 0 && lst.st_dev == est.st_dev &&
+	    lst.st_ino == est.st_ino)
+		unlink(path);
 }
 
 /* Session dir, signals, record: what both kinds of agent need. 0 or an exit status. */
@@ -692,10 +712,7 @@ static void agent_teardown(boot_agent_t *ag)
 	boot_watch_destroy(ag->watch);
 	ag->watch = NULL;
 	remove_agent_record(ag);
-	char log[sizeof ag->root + 8];
-	snprintf(log, sizeof log, "%s/log", ag->root);
-	unlink(log);
-	rmdir(ag->root);
+	rmdir(ag->root); /* only when empty: a new agent's is not */
 }
 
 int boot_agent_run(int ctl_fd, const struct boot_agent_opts *o)

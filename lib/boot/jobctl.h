@@ -54,8 +54,11 @@ int boot_run_universe(const struct boot_run_opts *o, const struct boot_universe 
 /* The nodes of a universe as placement sees them (pointing into u). malloc'd; free(). */
 struct boot_place_node *boot_universe_place_nodes(const struct boot_universe *u);
 /* Ask the universe's agents (in parallel, at most timeout_ms) for the watch's view: the first
- * HELLO that comes. 0, or -1 when no agent answered (v then knows nothing). */
-int boot_universe_view(const struct boot_universe *u, int timeout_ms, struct boot_wsummary *v);
+ * HELLO that comes. Node index `skip` (0: none) is not asked: `grow` asks the others whether a
+ * node is down, not the node's own agent, which may still run cut off, leading itself in a view
+ * of its own where it is up. 0, or -1 when no agent answered (v then knows nothing). */
+int boot_universe_view(const struct boot_universe *u, int skip, int timeout_ms,
+                       struct boot_wsummary *v);
 /* Nodes the view has down no longer take ranks (their schedule is cleared). -1 with one line in
  * err when the -hosts filter names one of them; else how many of the nodes that would take
  * ranks were taken out (nodes has u->nnodes entries, in u's order). */

@@ -34,16 +34,24 @@ static int in_list(const char *list, const char *name)
 	return 0;
 }
 
-int boot_universe_view(const struct boot_universe *u, int timeout_ms, struct boot_wsummary *v)
+int boot_universe_view(const struct boot_universe *u, int skip, int timeout_ms,
+                       struct boot_wsummary *v)
 {
 	struct boot_ucall_res *r = calloc((size_t)u->nnodes + 1, sizeof *r);
-	struct boot_ucall_req q = {.type = 0, .timeout_ms = timeout_ms, .view = v};
+	char *only = skip ? malloc((size_t)u->nnodes + 1) : NULL;
+	struct boot_ucall_req q = {.type = 0, .timeout_ms = timeout_ms, .view = v, .only = only};
 
-	if (!r)
+	if (!r || (skip && !only)) {
+		free(r);
+		free(only);
 		return -1;
+	}
+	for (int i = 0; only && i < u->nnodes; i++)
+		only[i] = u->nodes[i].index != skip;
 	boot_ucall_ex(u, &q, r);
 	boot_ucall_free(r, u->nnodes);
 	free(r);
+	free(only);
 	return v->known ? 0 : -1;
 }
 

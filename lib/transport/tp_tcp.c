@@ -218,6 +218,7 @@ void tp_tcp_conn_set(struct tp_tcp *t, int peer, int fd, enum cstate st)
 		t->act[c->act = t->nact++] = peer;
 	c->fd = fd;
 	c->st = st;
+	c->gen++;
 	c->bye_in = c->eof = c->shut = 0;
 	c->ackn = 0;
 	c->inlen = 0;
@@ -239,6 +240,7 @@ void tp_tcp_conn_close(struct tp_tcp *t, int peer, enum cstate st)
 	}
 	c->fd = -1;
 	c->st = st;
+	c->gen++;
 	c->inlen = 0;
 	c->dst = NULL;
 	c->refused = 0;
@@ -278,6 +280,7 @@ static int failover(struct tp_tcp *t, int peer)
 static int handle(struct tp_tcp *t, int peer, short rev)
 {
 	struct conn *c = &t->c[peer];
+	unsigned gen = c->gen;
 	int n = 0, k;
 
 	if (c->st == C_HELLO)
@@ -287,6 +290,8 @@ static int handle(struct tp_tcp *t, int peer, short rev)
 		if (k < 0)
 			return -1;
 		n += k;
+		if (c->gen != gen) /* closed under us (a multipath failover): dealt with */
+			return n;
 		if (c->eof) {
 			tp_tcp_conn_close(t, peer, C_NONE);
 			return n;

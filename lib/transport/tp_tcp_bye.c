@@ -128,6 +128,13 @@ int tp_tcp_poll_linger(struct tp_tcp *t)
 
 void tp_tcp_forget(struct tp_tcp *t, int peer)
 {
+	struct linger rst = {1, 0};
+
+	/* reset, not FIN: the peer must see the connection fail (an end of file from a rank of
+	 * the job would be taken for its end), and send again what we did not acknowledge, read
+	 * or not (section 7.4) */
+	if (t->c[peer].fd >= 0)
+		setsockopt(t->c[peer].fd, SOL_SOCKET, SO_LINGER, &rst, sizeof rst);
 	drop_queue(t, &t->c[peer]);
 	tp_tcp_conn_close(t, peer, C_NONE);
 	t->c[peer].forgot++;

@@ -149,6 +149,7 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 {
 	union hdrbuf h;
 	size_t off = 0;
+	unsigned gen = c->gen;
 	int n = 0;
 
 	while (c->inlen - off >= 8) {
@@ -180,6 +181,12 @@ static int deliver(struct tp_tcp *t, struct conn *c, int peer)
 			return -1;
 		off += 8 + (size_t)pre[0] + pre[1];
 		n++;
+		/* the layer above's answer to it failed on this connection, which was given up
+		 * (tp_tcp_forget emptied the buffer): what followed in it is not ours to hand up,
+		 * and a partial frame at its end would be read past the end. The peer, reset,
+		 * sends what we did not acknowledge again over udp (section 7.4) */
+		if (c->gen != gen)
+			return n;
 	}
 	if (off) {
 		memmove(c->in, c->in + off, c->inlen - off);
@@ -311,6 +318,7 @@ static void hint_check(struct conn *c)
  * into the place the layer above gave (try_place). */
 int tp_tcp_read_frames(struct tp_tcp *t, struct conn *c, int peer)
 {
+	unsigned gen = c->gen;
 	int n = 0, k, hinted;
 
 	for (;;) {
@@ -333,6 +341,8 @@ int tp_tcp_read_frames(struct tp_tcp *t, struct conn *c, int peer)
 				if ((k = placed_done(t, c, peer)) < 0)
 					return -1;
 				n += k;
+				if (c->gen != gen)
+					return n; /* closed under us (deliver) */
 			}
 			if ((size_t)r < want)
 				return n;
@@ -369,6 +379,8 @@ int tp_tcp_read_frames(struct tp_tcp *t, struct conn *c, int peer)
 		c->inlen += (size_t)r;
 		if ((k = deliver(t, c, peer)) < 0)
 			return -1;
+		if (c->gen != gen)
+			return n + k; /* closed under us: its buffer is empty, its fd gone */
 		if (k > 0)
 			c->refused = 0; /* the frame at the start is a new one */
 		n += k;

@@ -50,6 +50,10 @@ struct conn {
 	 * HELLO says so, so that the peer replaces its own one and does not take this connect
 	 * for the loser of two connects made at once */
 	unsigned forgot;
+	/* bumped whenever the socket is closed or replaced: a frame handed up may make the layer
+	 * above send, a failed send put a multipath path down and close this connection (section
+	 * 7.4); whoever was reading or writing it stops when the generation moved */
+	unsigned gen;
 };
 
 struct tp_tcp {

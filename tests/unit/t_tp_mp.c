@@ -37,6 +37,15 @@ static void fill(unsigned char *b, size_t len, uint32_t n)
 		b[i] = (unsigned char)(n * 131 + i * 7 + (i >> 8));
 }
 
+/* failover_in_recv: on_recv of fragment `at` in endpoint `tp` cuts its tcp connection and sends */
+static struct {
+	tp_t *tp;
+	struct state *st;
+	uint32_t at;
+	int fd, rc;
+} cut_in_recv = {.fd = -1};
+static void cut_now(void);
+
 static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void *data, size_t len)
 {
 	struct state *st = arg;
@@ -60,6 +69,8 @@ static void on_recv(void *arg, int peer, const void *h, size_t hlen, const void 
 		st->order_bad++;
 	st->next = x.n + 1;
 	st->got++;
+	if (st == cut_in_recv.st && x.n == cut_in_recv.at && cut_in_recv.fd < 0)
+		cut_now();
 }
 
 /* ops.place is given, as lib/mpi gives it: a tcp path receives a large payload straight into
@@ -404,6 +415,99 @@ static void failover(void)
 	free(pool);
 }
 
+/* The receiving end (rank 0) of the tcp connection: a connected stream socket on the port of
+ * rank 0's card. -1 when none. */
+static int tcp_fd_of_rank0(void)
+{
+	char card[1024];
+	int port = -1;
+
+	if (kget(NULL, "lk-tcp-0", card, sizeof card) < 0 || sscanf(card, "%d", &port) != 1)
+		return -1;
+	for (int fd = 3; fd < 1024; fd++) {
+		struct sockaddr_in sa, pa;
+		socklen_t sl = sizeof sa, pl = sizeof pa;
+		int type = 0;
+		socklen_t tl = sizeof type;
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
+		    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0 || sa.sin_family != AF_INET ||
+		    ntohs(sa.sin_port) != port || getpeername(fd, (struct sockaddr *)&pa, &pl) < 0)
+			continue;
+		return fd;
+	}
+	return -1;
+}
+
+/* Inside ops.recv, as lib/mpi answers a rendezvous request: the connection is reset under the
+ * receiver (connect to AF_UNSPEC aborts it, as `ss -K` does: the peer gets a reset, what was
+ * not read yet is gone), whose small answer on tcp then fails and puts the path down. */
+static void cut_now(void)
+{
+	struct hdr h = {0, 8, 0, 0};
+	unsigned char b[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	struct sockaddr un = {.sa_family = AF_UNSPEC};
+
+	cut_in_recv.fd = tcp_fd_of_rank0();
+	if (cut_in_recv.fd >= 0 && connect(cut_in_recv.fd, &un, sizeof un) < 0)
+		cut_in_recv.fd = -2;
+	h.crc = tp_crc32c(0, b, sizeof b);
+	cut_in_recv.rc = tp_send(cut_in_recv.tp, 1, &h, sizeof h, b, sizeof b, NULL);
+}
+
+/* tcp,udp: the receiver's tcp path goes down while it hands up a fragment that came with more
+ * in the same read, the last of them partial (t0530 lost a rank to SIGSEGV so: the frames after
+ * it were handed up from the buffer of the connection already closed, the partial one read past
+ * its end). Nothing more comes from that buffer; the sender, reset, sends again over udp what
+ * was not acknowledged, and every fragment is handed up once, in order, intact. */
+static void failover_in_recv(void)
+{
+	struct state s0 = {0}, s1 = {0};
+	char err[256] = "";
+	enum { BIG = 40 * 1024 };
+	static unsigned char buf[4][BIG];
+	uint64_t downs = 0, resent = 0, acks = 0, dups = 0;
+	tp_t *a, *b;
+
+	kvs_n = 0;
+	env("tcp,udp;cutoff=1000000", NULL); /* every data fragment on tcp */
+	a = make(0, &s0, err);
+	b = make(1, &s1, err);
+	if (!a || !b) {
+		ok(0, "failover in recv: endpoints %s", err);
+		return;
+	}
+	for (uint32_t i = 0; i < 4; i++) {
+		size_t len =
+		    i < 2 ? 100 : BIG; /* 0: connects; 1: the cut; 2, 3: in the same read */
+		struct hdr h = {i, (uint32_t)len, 0, 0};
+		fill(buf[i], len, i);
+		h.crc = tp_crc32c(0, buf[i], len);
+		if (tp_send(b, 0, &h, sizeof h, buf[i], len, NULL) < 0)
+			ok(0, "failover in recv: send %u: %s", i, tp_error(b));
+		if (i == 0)
+			POLL_UNTIL(a, b, 10, s0.got == 1);
+	}
+	cut_in_recv.tp = a;
+	cut_in_recv.st = &s0;
+	cut_in_recv.at = 1;
+	POLL_UNTIL(a, b, 20, s0.got >= 4 && s1.got >= 1);
+	cut_in_recv.st = NULL;
+	ok(cut_in_recv.fd >= 0, "failover in recv: the receiver's connection (fd %d) reset in recv",
+	   cut_in_recv.fd);
+	is_int(cut_in_recv.rc, 0, "failover in recv: its answer from recv was taken (over udp)");
+	is_int(s0.got, 4, "failover in recv: 4 fragments handed up exactly once");
+	is_int(s0.bad + s0.order_bad, 0, "failover in recv: in order, every byte verified");
+	is_int(s1.got, 1, "failover in recv: the answer arrived");
+	tp_mp_fo_counts(a, 1, &downs, &resent, &acks, &dups);
+	is_int((int)downs, 1, "failover in recv: the receiver put its tcp path down once");
+	tp_mp_fo_counts(b, 0, &downs, &resent, &acks, &dups);
+	ok(downs == 1 && resent >= 2,
+	   "failover in recv: the sender saw the reset and sent %llu fragment(s) again",
+	   (unsigned long long)resent);
+	tp_destroy(a, 0);
+	tp_destroy(b, 0);
+}
+
 /* sched=weight: bytes split in the ratio of the weights. */
 static void weights(void)
 {
@@ -456,6 +560,7 @@ int main(void)
 	weights();
 	bulk();
 	failover();
+	failover_in_recv();
 	free(placepool);
 	return done_testing();
 }
