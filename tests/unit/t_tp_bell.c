@@ -122,7 +122,10 @@ static void run(const char *what, int rounds)
 	if (tp)
 		rc = side(tp, 0, rounds, &timeouts, &sleeps);
 	is_int(rc, 0, "%s: %d round trips", what, rounds);
-	ok(sleeps > rounds / 2, "%s: rank 0 slept while waiting (%d sleeps)", what, sleeps);
+	/* rank 0 surely sleeps in the rounds where the child pauses 0.3-1.8 ms (2 in 7 rounds);
+	 * in the others the answer often comes before it sleeps, the more so on a busy machine
+	 * (tcp: 245 sleeps in 500 rounds at load 6, where half was asked) */
+	ok(sleeps > rounds / 5, "%s: rank 0 slept while waiting (%d sleeps)", what, sleeps);
 	is_int(timeouts, 0, "%s: every sleep of rank 0 ended by a wake-up, none by the timeout",
 	       what);
 	/* a missed wake-up costs TIMEOUT_MS; the child's pauses add up to ~0.2 s */
