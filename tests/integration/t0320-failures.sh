@@ -24,7 +24,9 @@ run_v abort -n 4 "$B/abort" 1 7 100
 is "$rc" 7 "MPI_Abort(7): exit status 7"
 like "$err" "^lamkit mpiexec: rank 1 \(pid [0-9]+ on $host\) called MPI_Abort with code 7" "message names rank, pid, host and code"
 is "$(printf '%s\n' "$err" | grep -c 'lamkit mpiexec:')" 1 "one line from mpiexec"
-ok "$([ "$ms" -lt 3000 ]; echo $?)" "the whole job ended quickly (${ms} ms incl. startup; others were blocked)"
+# the others are blocked for good: ending within 20 s (ASan, a loaded machine) is ending because
+# of the abort; 3 s was crossed at load 6 under ASan (3142 ms)
+ok "$([ "$ms" -lt 20000 ]; echo $?)" "the whole job ended quickly (${ms} ms incl. startup; others were blocked)"
 is "$(echo $pids | wc -w)" 5 "-v named the agent and 4 ranks"
 wait_gone 5 $pids; ok $? "no rank or agent left after MPI_Abort"
 
