@@ -143,30 +143,44 @@ static int worth_sieving(int write, int n, MPI_Offset data, MPI_Offset span)
 	return (write ? 2 : 1) * span < data + (MPI_Offset)n * SYSCALL_BYTES;
 }
 
+/* How data sieving applies to an access of f: a write-only descriptor cannot read what a
+ * window keeps; overlapping pieces are not in file order. */
+static int ds_mode(const struct mpio_file *f, int write, int overlap)
+{
+	if ((write && (fcntl(f->fd, F_GETFL) & O_ACCMODE) == O_WRONLY) || overlap)
+		return MPIO_DISABLE;
+	return write ? f->h.ds_write : f->h.ds_read;
+}
+
+/* The window of pieces p[i..*j) of p[0..n) (those within one sieve buffer of p[i]) and whether
+ * it is sieved; if not, p[i] goes alone and the next window starts at p[i + 1]. */
+static int window(const struct mpio_file *f, int write, int ds, const struct piece *p, int i, int n,
+                  int *j)
+{
+	MPI_Offset win = write ? f->h.ind_wr_buffer_size : f->h.ind_rd_buffer_size;
+	MPI_Offset data = p[i].len;
+	int k = i + 1;
+
+	while (k < n && p[k].off + p[k].len - p[i].off <= win) {
+		data += p[k].len;
+		k++;
+	}
+	*j = k;
+	return ds != MPIO_DISABLE && k - i > 1 &&
+	       (ds == MPIO_ENABLE ||
+	        worth_sieving(write, k - i, data, p[k - 1].off + p[k - 1].len - p[i].off));
+}
+
 /* Do pieces p[0..n): windows of small pieces sieved, large pieces alone. 0 or an errno
  * (ENODATA: a read reached the end of the file). */
-static int pieces(struct mpio_file *f, int write, int locked, int overlap, struct piece *p, int n,
+static int pieces(struct mpio_file *f, int write, int locked, int ds, struct piece *p, int n,
                   char **scratch, MPI_Offset *done)
 {
-	int ds = write ? f->h.ds_write : f->h.ds_read;
 	MPI_Offset win = write ? f->h.ind_wr_buffer_size : f->h.ind_rd_buffer_size;
-	int i = 0, e = 0;
+	int i = 0, j, e = 0;
 
-	/* a write-only descriptor cannot read what a window keeps; overlapping pieces are not in
-	 * file order */
-	if ((write && (fcntl(f->fd, F_GETFL) & O_ACCMODE) == O_WRONLY) || overlap)
-		ds = MPIO_DISABLE;
 	while (i < n && !e) {
-		int j = i + 1;
-		MPI_Offset data = p[i].len;
-
-		while (j < n && p[j].off + p[j].len - p[i].off <= win) {
-			data += p[j].len;
-			j++;
-		}
-		if (ds != MPIO_DISABLE && j - i > 1 &&
-		    (ds == MPIO_ENABLE ||
-		     worth_sieving(write, j - i, data, p[j - 1].off + p[j - 1].len - p[i].off))) {
+		if (window(f, write, ds, p, i, n, &j)) {
 			if (!*scratch && !(*scratch = malloc((size_t)win)))
 				return ENOMEM;
 			e = sieve(f->fd, write, locked, p + i, j - i, *scratch, done);
@@ -188,7 +202,7 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 	struct mpio_it it;
 	MPI_Offset lo = 0, hi = 0, off, len;
 	char *scratch = NULL;
-	int np = 0, e = 0, locked = 0;
+	int np = 0, e = 0, locked = 0, ds;
 
 	*done = 0;
 	if (!n)
@@ -209,6 +223,7 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 	p = malloc(sizeof(*p) * BATCH);
 	if (!p)
 		return MPI_ERR_NO_MEM;
+	ds = ds_mode(f, write, v->overlap);
 	if (f->atomic) { /* the access is one atomic unit: lock all it touches */
 		lo = v->overlap ? 0 : mpio_view_off(v, s); /* overlapping: the whole file */
 		hi = v->overlap ? 0 : mpio_view_off(v, s + n - 1) + 1;
@@ -224,11 +239,11 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 		buf += len;
 		if (np < BATCH)
 			continue;
-		e = pieces(f, write, locked, v->overlap, p, np, &scratch, done);
+		e = pieces(f, write, locked, ds, p, np, &scratch, done);
 		np = 0;
 	}
 	if (!e && np)
-		e = pieces(f, write, locked, v->overlap, p, np, &scratch, done);
+		e = pieces(f, write, locked, ds, p, np, &scratch, done);
 	if (locked)
 		mpio_unlock(f->fd, lo, hi - lo);
 	free(scratch);
@@ -236,4 +251,31 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 	if (e == ENODATA)
 		return MPI_SUCCESS; /* a read reached the end of the file: *done says how far */
 	return e ? mpio_errno_class(e) : MPI_SUCCESS;
+}
+
+int mpio_pio_sieves(const struct mpio_file *f, const struct mpio_view *v, MPI_Offset s,
+                    MPI_Offset n)
+{
+	struct piece *p;
+	struct mpio_it it;
+	MPI_Offset off, len;
+	int np = 0, j, hit = 0, ds;
+
+	if (!n || !v->size || v->contig || (ds = ds_mode(f, 1, v->overlap)) == MPIO_DISABLE)
+		return 0;
+	if (!(p = malloc(sizeof(*p) * BATCH)))
+		return 1; /* cannot tell: as if it did */
+	mpio_it_init(&it, v, s, n);
+	for (int more = 1; more && !hit;) {
+		more = mpio_it_next(&it, &off, &len);
+		if (more)
+			p[np++] = (struct piece){off, len, NULL};
+		if (np == BATCH || (!more && np)) { /* mpio_pio's batches and windows */
+			for (int i = 0; i < np && !hit; i++)
+				hit = window(f, 1, ds, p, i, np, &j);
+			np = 0;
+		}
+	}
+	free(p);
+	return hit;
 }

@@ -177,6 +177,11 @@ void mpio_files_fini(void);
  * stops at the end of file). MPI code. */
 int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *buf, MPI_Offset s,
              MPI_Offset n, MPI_Offset *done);
+/* Whether mpio_pio writing stream bytes [s, s + n) of v would sieve some window (read it,
+ * modify it and write it back, over bytes of the file it does not write): the same windows,
+ * without the system calls. */
+int mpio_pio_sieves(const struct mpio_file *f, const struct mpio_view *v, MPI_Offset s,
+                    MPI_Offset n);
 /* pread/pwrite of exactly n bytes at off, retried on EINTR and short transfers (a read stops at
  * the end of file). Bytes done, or -1 with errno. */
 MPI_Offset mpio_pread(int fd, void *buf, MPI_Offset n, MPI_Offset off);
@@ -240,6 +245,8 @@ struct mpio_cinfo {
 	int64_t lo, hi; /* the file bytes they span (n > 0) */
 	int64_t pieces; /* about how many runs of the file they are in */
 	int32_t err, overlap;
+	int32_t rmw; /* a write that, done independently, would read-modify-write (sieve) */
+	int32_t unused;
 };
 
 /* Two-phase I/O of one collective access (mpi_io_twophase.c): the ranks' parts (all, in rank
