@@ -9,6 +9,7 @@ enum { T_BARRIER = 16, T_BCAST, T_REDUCE, T_ALLREDUCE, T_SCAN, T_EXSCAN, T_RS };
 
 #define RABENSEIFNER_MIN 65536 /* bytes: below, recursive doubling on the whole vector */
 #define BCAST_SPLIT_MIN  262144
+#define BCAST_ISEND_MIN  16384
 #define REDUCE_RAB_MIN   65536  /* bytes: below, a binomial tree of the whole vector */
 #define REDUCE_PIPE_MIN  131072 /* bytes: from here, the pipelined tree (reduce_pipe) */
 
@@ -141,6 +142,25 @@ static int bcast_binomial(void *buf, int count, struct mpii_dtype *d, int root, 
 			break;
 		}
 		mask <<= 1;
+	}
+	/* A message read by the child (RTS, then FIN): every child's RTS goes out at once and the
+	 * reads overlap, instead of the next child's RTS waiting for the FIN of the one before.
+	 * 64 KiB at 4 ranks on 2 cores, where each handshake waits for the child to get a CPU:
+	 * 55 -> 37 us (5 paired rounds; Open MPI 35). Smaller ones go eagerly: done at once. */
+	if (d->size * (size_t)count >= BCAST_ISEND_MIN) {
+		struct lk_request *q[32];
+		int nq = 0, k;
+
+		rc = MPI_SUCCESS;
+		for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1)
+			if (vr + mask < n &&
+			    (rc = mpii_isend(buf, count, d, (vr + mask + root) % n, T_BCAST, c, 1,
+			                     MODE_STD, &q[nq])) == MPI_SUCCESS)
+				nq++;
+		for (int i = 0; i < nq; i++)
+			if ((k = mpii_wait(q[i], NULL)) != MPI_SUCCESS && rc == MPI_SUCCESS)
+				rc = k;
+		return rc;
 	}
 	for (mask >>= 1; mask > 0; mask >>= 1) {
 		if (vr + mask < n) {

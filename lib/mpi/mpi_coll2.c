@@ -143,9 +143,9 @@ static int pair(const void *sb, int scnt, struct mpii_dtype *sd, int dst, void *
 }
 
 /* Ring allgather(v): in step s pass on the block received in step s - 1. */
-int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
-                    const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
-                    struct mpii_comm *c)
+static int allgatherv_ring(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                           const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                           struct mpii_comm *c)
 {
 	int n = c->size, r = c->rank, rc = MPI_SUCCESS, s0 = 0;
 
@@ -185,6 +185,20 @@ int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *r
 	}
 #undef BLK
 #undef CNT
+	return rc;
+}
+
+/* The blocks go eagerly up to the limit of a symmetric collective (mpii_coll_eager). */
+int mpii_allgatherv(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
+                    const int *rcounts, const int *displs, int rcount, struct mpii_dtype *rd,
+                    struct mpii_comm *c)
+{
+	size_t saved = mpii.eager_coll;
+	int rc;
+
+	mpii.eager_coll = mpii_coll_eager(c);
+	rc = allgatherv_ring(sbuf, scount, sd, rbuf, rcounts, displs, rcount, rd, c);
+	mpii.eager_coll = saved;
 	return rc;
 }
 
@@ -295,6 +309,8 @@ static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 		free(copy);
 		return rc;
 	}
+	size_t saved = mpii.eager_coll;
+	mpii.eager_coll = mpii_coll_eager(c); /* the blocks go eagerly up to its limit */
 	for (int s = 0; s < n && rc == MPI_SUCCESS; s++) {
 		int dst = (r + s) % n, src = (r - s + n) % n;
 		const char *sp = mpii_a2a_sptr(a, dst, &sd, &scnt);
@@ -306,6 +322,7 @@ static int alltoall(struct mpii_a2a *a, struct mpii_comm *c, int in_place)
 		else
 			rc = pair(sp, scnt, sd, dst, rp, rcnt, rd, src, T_ALLTOALL, c);
 	}
+	mpii.eager_coll = saved;
 	free(copy);
 	return rc;
 }

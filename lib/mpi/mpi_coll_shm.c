@@ -84,6 +84,28 @@ static int one_node(const struct mpii_comm *c)
 	return 1;
 }
 
+/* A symmetric collective (allgather, alltoall) on a node with more ranks than CPUs sends its
+ * blocks eagerly up to what the transport takes in one piece (64 KiB on shm): every rank sends
+ * and receives alike, so what one rank puts in a ring its peer takes out in the same call, and
+ * each step costs no RTS to wait for and no FIN back, two handshakes that each wait for the
+ * peer to get a CPU. A rooted collective keeps the usual limit: its root or leaves would run
+ * calls ahead through the rings (64 KiB eager for all: allgather and alltoall at 64 KiB went
+ * to 0.15-0.81 of the better peer, bcast to 2.8, reduce to 4.1). LAMKIT_COLL_EAGER=0: off. */
+size_t mpii_coll_eager(struct mpii_comm *c)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("LAMKIT_COLL_EAGER");
+		on = !(e && strcmp(e, "0") == 0);
+	}
+	if (!on || !mpii.yield || c->inter || c->size < 2)
+		return 0;
+	if (!c->one_node)
+		c->one_node = one_node(c) ? 1 : -1;
+	return c->one_node > 0 ? (size_t)-1 : 0;
+}
+
 struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c)
 {
 	if (c->cshm_state == 0) {

@@ -666,10 +666,13 @@ static int recv_start(struct lk_request *r)
 /* ---- send side ---- */
 
 /* Whether a message of bytes goes eagerly to job rank w: a test without a call into the
- * transport when it is no longer than the smallest limit of the job's ranks. */
+ * transport when it is no longer than the smallest limit of the job's ranks. A symmetric
+ * collective may raise the limit for its own sends (mpii.eager_coll): the receiver takes an
+ * eager message of any size, so only the sender chooses. */
 static inline int eager(size_t bytes, int w)
 {
-	return (bytes <= mpii.eager_min && w < mpii.size) || bytes <= tp_eager_max(mpii.tp, w);
+	return (bytes <= mpii.eager_min && w < mpii.size) || bytes <= tp_eager_max(mpii.tp, w) ||
+	       (bytes <= mpii.eager_coll && bytes <= tp_frag_max(mpii.tp, w));
 }
 
 static int send_start(struct lk_request *r)

@@ -148,6 +148,7 @@ struct mpii_comm {
 	struct mpii_cshm
 	    *cshm;      /* collectives in shared memory (mpi_coll_shm.c), made on first use */
 	int cshm_state; /* 0: not looked at yet, 1: cshm is used, -1: not on one node */
+	int one_node;   /* 0: not looked at yet, 1: every rank on this node, -1: not */
 	int holds;      /* it holds the processes of other jobs in its groups (mpii_dyn_hold) */
 	MPI_File file;  /* the file whose private communicator this is: errors name it */
 };
@@ -713,6 +714,9 @@ struct mpii_cshm;
 /* c's segment, made collectively at the first call (every rank of c reaches this call in the
  * same collective), or NULL when c is not on one node. */
 struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c);
+/* The eager limit for the sends of a symmetric collective (allgather, alltoall) on c: 0 when
+ * the usual limit holds (mpi_coll_shm.c). */
+size_t mpii_coll_eager(struct mpii_comm *c);
 void mpii_cshm_free(struct mpii_cshm *s);
 int mpii_cshm_barrier(struct mpii_cshm *s);
 int mpii_cshm_allreduce(struct mpii_cshm *s, const void *sbuf, void *rbuf, int count,
@@ -825,6 +829,8 @@ struct mpii_state {
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
 	int main_sleeping;      /* the main thread sleeps in the transport (under the tp lock) */
 	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
+	size_t eager_coll;      /* while a symmetric collective runs: sent eagerly up to this
+	                         * (and what the transport takes), see mpii_coll_eager */
 	int ft;                 /* LAMKIT_FT=1: failed ranks are survived (mpi_ft.c) */
 	int nfailed;            /* ranks known failed */
 	unsigned char *failed;  /* per job rank, when ft */

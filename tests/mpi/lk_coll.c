@@ -332,6 +332,50 @@ static void test_mixed_on(MPI_Comm comm, int iters)
 	}
 }
 
+/* Blocks of 32-64 KiB: past the usual eager limit of shared memory, sent eagerly by allgather and
+ * alltoall when the node has more ranks than CPUs (mpii_coll_eager), read by the receiver
+ * otherwise; bcast's root starts every child's send at once. Several calls in a row, so that
+ * blocks of later calls arrive before their receives are posted. */
+static void test_mid(void)
+{
+	static const int ints[] = {9000, 16384};
+	int n = lk_size, me = lk_rank;
+
+	for (int k = 0; k < 2; k++) {
+		int m = ints[k];
+		int *sb = malloc(sizeof(int) * (size_t)m * (size_t)n);
+		int *rb = malloc(sizeof(int) * (size_t)m * (size_t)n);
+		for (int it = 0; it < 4; it++) {
+			for (int i = 0; i < m; i++)
+				sb[i] = me * 1000003 + i * 7 + it;
+			MPI_Allgather(sb, m, MPI_INT, rb, m, MPI_INT, MPI_COMM_WORLD);
+			for (int r = 0; r < n; r++)
+				LK_CHECK(rb[(size_t)r * m] == r * 1000003 + it &&
+				             rb[(size_t)r * m + m - 1] ==
+				                 r * 1000003 + (m - 1) * 7 + it,
+				         "allgather of %d ints, call %d: block %d", m, it, r);
+			for (int r = 0; r < n; r++)
+				for (int i = 0; i < m; i++)
+					sb[(size_t)r * m + i] = (me * 64 + r) * 100000 + i + it;
+			MPI_Alltoall(sb, m, MPI_INT, rb, m, MPI_INT, MPI_COMM_WORLD);
+			for (int r = 0; r < n; r++)
+				LK_CHECK(rb[(size_t)r * m] == (r * 64 + me) * 100000 + it &&
+				             rb[(size_t)r * m + m - 1] ==
+				                 (r * 64 + me) * 100000 + m - 1 + it,
+				         "alltoall of %d ints, call %d: block %d", m, it, r);
+			int root = it % n;
+			for (int i = 0; i < m; i++)
+				sb[i] = me == root ? root * 31 + i + it : -1;
+			MPI_Bcast(sb, m, MPI_INT, root, MPI_COMM_WORLD);
+			LK_CHECK(sb[0] == root * 31 + it && sb[m - 1] == root * 31 + m - 1 + it,
+			         "bcast of %d ints from %d, call %d: %d %d", m, root, it, sb[0],
+			         sb[m - 1]);
+		}
+		free(sb);
+		free(rb);
+	}
+}
+
 static void test_shm(void)
 {
 	MPI_Comm half;
@@ -401,6 +445,7 @@ int main(int argc, char **argv)
 	}
 	test_misc();
 	test_reduce_large();
+	test_mid();
 	test_shm();
 	return lk_finish();
 }
