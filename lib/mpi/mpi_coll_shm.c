@@ -84,6 +84,14 @@ static int one_node(const struct mpii_comm *c)
 	return 1;
 }
 
+/* one_node, looked at once per communicator */
+static int on_one_node(struct mpii_comm *c)
+{
+	if (!c->one_node)
+		c->one_node = one_node(c) ? 1 : -1;
+	return c->one_node > 0;
+}
+
 /* A symmetric collective (allgather, alltoall) on a node with more ranks than CPUs sends its
  * blocks eagerly up to what the transport takes in one piece (64 KiB on shm): every rank sends
  * and receives alike, so what one rank puts in a ring its peer takes out in the same call, and
@@ -101,16 +109,15 @@ size_t mpii_coll_eager(struct mpii_comm *c)
 	}
 	if (!on || !mpii.yield || c->inter || c->size < 2)
 		return 0;
-	if (!c->one_node)
-		c->one_node = one_node(c) ? 1 : -1;
-	return c->one_node > 0 ? (size_t)-1 : 0;
+	return on_one_node(c) ? (size_t)-1 : 0;
 }
 
 struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c)
 {
 	if (c->cshm_state == 0) {
 		c->cshm_state = -1; /* also while the segment is made: its bcast runs flat */
-		if (!c->inter && c->size > 2 && c->size <= MAX_SIZE && enabled() && one_node(c)) {
+		if (!c->inter && c->size > 2 && c->size <= MAX_SIZE && enabled() &&
+		    on_one_node(c)) {
 			struct mpii_cshm *s = calloc(1, sizeof(*s));
 			size_t len = sizeof(struct ctl) + 2 * (size_t)c->size * SLOT;
 			/* every rank calls mpii_map_segment, which agrees on the outcome; a rank
