@@ -75,12 +75,8 @@ op_section() {
         echo
         mdrow op size lamkit MPICH "Open MPI" "lamkit/better"
         mdrule 6
-        for k in "barrier 0" "bcast 8" "bcast 1024" "bcast 65536" "bcast 1048576" "allreduce 8" "allreduce 1024" "allreduce 65536" "allreduce 1048576"; do
-            l=${TV[collectives|us/op:op|$k|lamkit@lamkit]:-} m=${TV[collectives|us/op:op|$k|mpich@hydra]:-} o=${TV[collectives|us/op:op|$k|ompi@mpirun]:-}
-            [ -n "$l$m$o" ] || continue
-            mdrow "${k% *}" "$(human "${k#* }")" "@c:$l" "@c:$m" "@c:$o" "$(lkratio "$l" "$(better lower "$m" "$o")")"
-            fig "collectives: lamkit ${k% *} $(human "${k#* }") (us)" "$l" lower "$(better lower "$m" "$o")"
-        done
+        us_op_rows collectives collectives "barrier 0" "bcast 8" "bcast 1024" "bcast 65536" "bcast 1048576" \
+            "allreduce 8" "allreduce 1024" "allreduce 65536" "allreduce 1048576"
         echo
         if [ $have_gp = 1 ]; then
             for impl in lamkit@lamkit mpich@hydra ompi@mpirun; do
@@ -153,13 +149,8 @@ GP
         echo
         mdrow op size lamkit MPICH "Open MPI" "lamkit/better"
         mdrule 6
-        for k in "put_flush 8" "get_flush 8" "put_flush 1048576" "get_flush 1048576" "put_flush_busy 8" \
-            "put_fence 8" "get_fence 8" "iallreduce_ar 65536" "iallreduce_compute 65536" "iallreduce_overlap 65536"; do
-            l=${TV[rma|us/op:op|$k|lamkit@lamkit]:-} m=${TV[rma|us/op:op|$k|mpich@hydra]:-} o=${TV[rma|us/op:op|$k|ompi@mpirun]:-}
-            [ -n "$l$m$o" ] || continue
-            mdrow "${k% *}" "$(human "${k#* }")" "@c:$l" "@c:$m" "@c:$o" "$(lkratio "$l" "$(better lower "$m" "$o")")"
-            fig "rma: lamkit ${k% *} $(human "${k#* }") (us)" "$l" lower "$(better lower "$m" "$o")"
-        done
+        us_op_rows rma rma "put_flush 8" "get_flush 8" "put_flush 1048576" "get_flush 1048576" "put_flush_busy 8" \
+            "put_fence 8" "get_fence 8" "iallreduce_ar 65536" "iallreduce_compute 65536" "iallreduce_overlap 65536"
         echo
         if [ -n "$(tkeys rma MBps:op)" ]; then
             echo "Windows of MPI_Win_create (user memory, reached across processes by process_vm_readv/writev in lamkit and Open MPI alike): MB/s of a put or get with a flush per operation from rank 0 to rank 1, and of every rank putting to every other with one MPI_Win_flush_all per round; short runs paired round by round (lk/best: the median over rounds of lamkit's bandwidth against the better peer's of the same round, higher is better)."

@@ -16,6 +16,19 @@ mdrow() {
     done
     printf '%s|\n' "$line"
 }
+# us_op_rows BENCH LABEL KEY...: a row per "op size" KEY of BENCH's us/op:op table (lamkit,
+# MPICH and Open MPI under their own launchers, lamkit against the better) and its figure
+us_op_rows() {
+    local b=$1 label=$2 k l m o
+    shift 2
+    for k in "$@"; do
+        l=${TV[$b|us/op:op|$k|lamkit@lamkit]:-} m=${TV[$b|us/op:op|$k|mpich@hydra]:-} o=${TV[$b|us/op:op|$k|ompi@mpirun]:-}
+        [ -n "$l$m$o" ] || continue
+        bestof lower "$m" "$o"
+        mdrow "${k% *}" "$(human "${k#* }")" "@c:$l" "@c:$m" "@c:$o" "$(lkratio "$l" "$BEST")"
+        fig "$label: lamkit ${k% *} $(human "${k#* }") (us)" "$l" lower "$BEST"
+    done
+}
 mdrule() { local i line=''; for ((i = 0; i < $1; i++)); do line="$line|---"; done; printf '%s|\n' "$line"; }
 # lkratio LK REF: LK/REF with two decimals or n/a
 lkratio() {
