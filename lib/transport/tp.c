@@ -563,6 +563,11 @@ const char *tp_path_name(const tp_t *tp, int peer)
 	return tp->kind[peer] == TP_MULTI ? tp_mp_name(tp) : names[tp->kind[peer]];
 }
 
+unsigned long long tp_shm_wraps(const tp_t *tp)
+{
+	return tp_shm_wrapped(tp->shm);
+}
+
 int tp_queued(const tp_t *tp)
 {
 	/* asked after every eager MPI send: only the paths this process has are called */

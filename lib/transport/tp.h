@@ -152,6 +152,9 @@ int tp_coop_help(tp_t *tp, int peer, uint32_t gen, const void *src, uint64_t rds
  * diagnostics. */
 const char *tp_path_name(const tp_t *tp, int peer);
 
+/* Times this endpoint's node rings went back to their start early (tp_ring.h, TP_RING_WINDOW). */
+unsigned long long tp_shm_wraps(const tp_t *tp);
+
 /* Fragments waiting in this endpoint's send queues (the peer has not made room yet). */
 int tp_queued(const tp_t *tp);
 

@@ -118,6 +118,8 @@ int tp_shm_coop_recv(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t
 int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, uint64_t rdst,
                      size_t len);
 void tp_shm_stats(const struct tp_shm *s, int rank);
+/* Early wraps of this process's node rings, all peers (tp_shm_wraps). */
+unsigned long long tp_shm_wrapped(const struct tp_shm *s);
 /* Read len bytes at raddr in process pid (process_vm_readv; `refused`: fail with EPERM, for
  * tests). 0, or -1 with errno (EPERM/ENOSYS: the kernel does not allow it here). */
 int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused);

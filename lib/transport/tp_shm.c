@@ -434,10 +434,13 @@ int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
 		tp_ring_init(&s->tx[i], NULL, ring_at(s, s->me, i), s->rbytes, -1);
 		tp_ring_init(NULL, &s->rx[i], ring_at(s, i, s->me), s->rbytes,
 		             s->tp->local_ranks[i]);
+		if (s->tp->yield) /* records of any size stay in the window (tp_ring.h) */
+			s->tx[i].wrec = s->tx[i].window / 2;
 	}
 	/* more ranks than CPUs: every rank faulting in all its rings serialises nlocal^2 rings of
 	 * page faults and zeroing on the CPUs the job shares (32 ranks on 2 cores: 128 MB, 50-70 ms
-	 * of MPI_Init); then the rings a pair really uses fault in at their first messages */
+	 * of MPI_Init); then the rings a pair really uses fault in at their first messages, and
+	 * only their first pages while the consumer keeps up (the window, tp_ring.h) */
 	if (!s->tp->yield)
 		prefault(s);
 	s->pids[s->me] = (int32_t)getpid();
@@ -772,10 +775,22 @@ int tp_shm_coop_help(struct tp_shm *s, int li, uint32_t gen, const void *src, ui
 	return copied;
 }
 
+unsigned long long tp_shm_wrapped(const struct tp_shm *s)
+{
+	unsigned long long n = 0;
+
+	for (int k = 0; s && s->tx && k < s->npeers; k++)
+		n += s->tx[s->peers[k]].wraps;
+	return n;
+}
+
 void tp_shm_stats(const struct tp_shm *s, int rank)
 {
 	if (s)
-		fprintf(stderr, "lamkit tp: rank %d shm eager %zu bytes\n", rank, s->eager);
+		fprintf(stderr,
+		        "lamkit tp: rank %d shm eager %zu bytes\n"
+		        "lamkit tp: rank %d shm rings went back to their start early %llu times\n",
+		        rank, s->eager, rank, tp_shm_wrapped(s));
 	if (s && (s->co_msgs || s->co_helped))
 		fprintf(stderr,
 		        "lamkit tp: rank %d shm large messages read with the sender's help %llu "

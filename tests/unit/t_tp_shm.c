@@ -13,7 +13,11 @@
 #include "tap.h"
 #include "tp.h"
 
-static int full_frags; /* send every fragment at the largest size (exact ring laps) */
+static int full_frags;    /* send every fragment at the largest size (exact ring laps) */
+static int mostly_small;  /* short records with a full-size one now and then (the ring's window) */
+static size_t small_from; /* the short records' least size */
+static int expect_wraps =
+    -1; /* the sender's rings went back early: 1 some, 0 never, -1 unchecked */
 
 struct hdr {
 	uint32_t seq, len;
@@ -82,6 +86,9 @@ static int child(int ready_fd, int go_fd, int count)
 	buf = malloc(fmax);
 	for (int i = 0; i < count; i++) {
 		size_t n = full_frags ? fmax : (size_t)(i * 7919) % (fmax + 1);
+
+		if (mostly_small)
+			n = i % 64 == 63 ? fmax : small_from + (size_t)(i * 7919) % 1500;
 		struct hdr h;
 		int rc;
 
@@ -99,6 +106,8 @@ static int child(int ready_fd, int go_fd, int count)
 	}
 	while (st.got < 1)
 		tp_poll(tp);
+	if (expect_wraps >= 0 && (tp_shm_wraps(tp) > 0) != expect_wraps)
+		return 13;
 	tp_destroy(tp, 5000);
 	free(buf);
 	return st.bad ? 12 : 0;
@@ -191,6 +200,27 @@ int main(void)
 	setenv("LAMKIT_SHM_LARGE", "copy", 1); /* the pipelined way for large messages */
 	expect_get = 0;
 	run("shm", 2000);
+	/* a window of 8 KiB in the 64 KiB rings: short records go back to the start while the
+	 * receiver keeps up, full-size ones lap the whole ring (tp_ring.h, TP_RING_WINDOW) */
+	setenv("LAMKIT_SHM_WINDOW", "8192", 1);
+	mostly_small = 1;
+	expect_wraps = 1;
+	run("shm-window", 3000);
+	/* records of 2.5-4 KiB: only ranks that block (share CPUs) wrap them early, up to half the
+	 * window */
+	setenv("LAMKIT_WAIT", "block", 1);
+	small_from = 2500;
+	run("shm-window-block", 2000);
+	setenv("LAMKIT_WAIT", "spin", 1); /* whatever this machine's CPUs */
+	expect_wraps = 0;
+	run("shm-window-spin", 1000);
+	unsetenv("LAMKIT_WAIT");
+	small_from = 0;
+	setenv("LAMKIT_SHM_WINDOW", "0", 1);
+	run("shm-no-window", 1000);
+	mostly_small = 0;
+	expect_wraps = -1;
+	unsetenv("LAMKIT_SHM_WINDOW");
 	full_frags = 1;
 	unsetenv("LAMKIT_SHM_LARGE"); /* the default: the receiver reads large messages */
 	expect_get = 1;
