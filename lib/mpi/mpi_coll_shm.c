@@ -107,9 +107,12 @@ size_t mpii_coll_eager(struct mpii_comm *c)
 		const char *e = getenv("LAMKIT_COLL_EAGER");
 		on = !(e && strcmp(e, "0") == 0);
 	}
-	if (!on || !mpii.yield || c->inter || c->size < 2)
-		return 0;
-	return on_one_node(c) ? (size_t)-1 : 0;
+	return on && c->size >= 2 && mpii_shares_cpus(c) ? (size_t)-1 : 0;
+}
+
+int mpii_shares_cpus(struct mpii_comm *c)
+{
+	return mpii.yield && !c->inter && on_one_node(c);
 }
 
 struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c)

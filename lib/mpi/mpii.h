@@ -717,6 +717,9 @@ struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c);
 /* The eager limit for the sends of a symmetric collective (allgather, alltoall) on c: 0 when
  * the usual limit holds (mpi_coll_shm.c). */
 size_t mpii_coll_eager(struct mpii_comm *c);
+/* Whether c's ranks share the CPUs of one node: an intracommunicator all on one node whose ranks
+ * block (mpii.yield), where an algorithm of many rounds pays a scheduler round per step. */
+int mpii_shares_cpus(struct mpii_comm *c);
 void mpii_cshm_free(struct mpii_cshm *s);
 int mpii_cshm_barrier(struct mpii_cshm *s);
 int mpii_cshm_allreduce(struct mpii_cshm *s, const void *sbuf, void *rbuf, int count,
