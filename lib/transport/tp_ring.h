@@ -56,7 +56,7 @@ struct tp_ring_tx {
 	uint64_t tail, head_cache;
 	uint32_t rbytes;
 	uint32_t window;          /* tp_ring_put wraps early past this offset when it can, */
-	uint32_t wrec;            /* for a record of at most this many bytes */
+	uint32_t wrec;            /* for a record of at most this many bytes (0: never) */
 	unsigned long long wraps; /* early wraps (LAMKIT_TP_STATS, tests) */
 	struct tp_fifo q;         /* fragments that did not fit yet */
 };
@@ -79,20 +79,20 @@ static inline size_t tp_ring_need(size_t hlen, size_t len)
 	return TP_RING_ALIGN(TP_RING_REC_HDR + TP_RING_ALIGN(hlen, 8) + len, TP_RING_REC_ALIGN);
 }
 
-/* TP_RING_WINDOW: a producer past this offset whose consumer has caught up (what it has still
- * to read and the new record fit in the window) goes back to the ring's start with a SKIP record,
- * so that short messages stay in the window's few pages and cache lines instead of cycling
- * through the whole ring; when the consumer falls behind, the rest of the ring takes the excess.
- * Only short records (up to TP_RING_WINDOW_REC bytes) wrap early where producer and consumer
- * each have a CPU: a long one is a copy bound by memory bandwidth, and writing lines the consumer
- * has just read and handed back (in its cache) cost a stream of 8 KiB messages two thirds of its
- * bandwidth (17 GB/s -> 6). Ranks that share CPUs (tp_shm.c) wrap records of up to half the
- * window: they do not fault their 1 MiB rings in ahead, and a ring used end to end faulted in
- * and cycled through every page. At 4 ranks on 2 CPUs, 6000 bcasts of 8 B took 1.2-1.6 us each,
- * 0.6 with the rings faulted in, 0.2 in the window (Open MPI 0.5); alltoall of 8 KiB blocks
- * 71 -> 21 us (34). LAMKIT_SHM_WINDOW=0: no window (benchmarks). */
-#define TP_RING_WINDOW     65536
-#define TP_RING_WINDOW_REC 2048
+/* TP_RING_WINDOW: where ranks share CPUs (tp_shm.c sets wrec), a producer past this offset whose
+ * consumer has caught up (what it has still to read and the new record fit in the window) goes
+ * back to the ring's start with a SKIP record, so that the ring's traffic stays in the window's
+ * pages and cache lines instead of cycling through all of them; when the consumer falls behind,
+ * the rest of the ring takes the excess. Such ranks do not fault their 1 MiB rings in ahead, and
+ * a ring used end to end faulted in and cycled through every page: at 4 ranks on 2 CPUs, 6000
+ * bcasts of 8 B took 1.2-1.6 us each, 0.6 with the rings faulted in, 0.2 in the window (Open MPI
+ * 0.5); alltoall of 8 KiB blocks 71 -> 21 us (34). Records of up to half the window wrap early.
+ * Where each rank has a CPU the rings lap whole: there a producer that wraps early writes lines
+ * its consumer has just read and zeroed, still in the consumer's cache, and one-way streams paid
+ * for it (2 ranks, records up to 2 KiB in the window: bcast of 256 B 0.05 -> 0.08 us, of 1 KiB
+ * 0.15 -> 0.23; a stream of 8 KiB messages with them in the window 17 -> 6 GB/s), though a
+ * 2-rank barrier gained (0.69 -> 0.37 us). LAMKIT_SHM_WINDOW=0: no window (benchmarks). */
+#define TP_RING_WINDOW 65536
 static inline uint32_t tp_ring_window(uint32_t rbytes)
 {
 	const char *e = getenv("LAMKIT_SHM_WINDOW");
@@ -110,7 +110,6 @@ static inline void tp_ring_init(struct tp_ring_tx *t, struct tp_ring_rx *x, char
 		t->ring = ctl + TP_RING_LINE;
 		t->rbytes = rbytes;
 		t->window = tp_ring_window(rbytes);
-		t->wrec = TP_RING_WINDOW_REC;
 	}
 	if (x) {
 		x->head = (uint64_t *)ctl;

@@ -434,7 +434,7 @@ int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
 		tp_ring_init(&s->tx[i], NULL, ring_at(s, s->me, i), s->rbytes, -1);
 		tp_ring_init(NULL, &s->rx[i], ring_at(s, i, s->me), s->rbytes,
 		             s->tp->local_ranks[i]);
-		if (s->tp->yield) /* records of any size stay in the window (tp_ring.h) */
+		if (s->tp->yield) /* ranks that share CPUs keep to the window (tp_ring.h) */
 			s->tx[i].wrec = s->tx[i].window / 2;
 	}
 	/* more ranks than CPUs: every rank faulting in all its rings serialises nlocal^2 rings of

@@ -200,24 +200,24 @@ int main(void)
 	setenv("LAMKIT_SHM_LARGE", "copy", 1); /* the pipelined way for large messages */
 	expect_get = 0;
 	run("shm", 2000);
-	/* a window of 8 KiB in the 64 KiB rings: short records go back to the start while the
-	 * receiver keeps up, full-size ones lap the whole ring (tp_ring.h, TP_RING_WINDOW) */
+	/* a window of 8 KiB in the 64 KiB rings (tp_ring.h, TP_RING_WINDOW): ranks that block
+	 * (share CPUs) send records of up to 4 KiB back to the start while the receiver keeps up,
+	 * full-size ones lap the whole ring; ranks that spin, and no window, never go back early */
 	setenv("LAMKIT_SHM_WINDOW", "8192", 1);
 	mostly_small = 1;
+	setenv("LAMKIT_WAIT", "block", 1);
 	expect_wraps = 1;
 	run("shm-window", 3000);
-	/* records of 2.5-4 KiB: only ranks that block (share CPUs) wrap them early, up to half the
-	 * window */
-	setenv("LAMKIT_WAIT", "block", 1);
-	small_from = 2500;
-	run("shm-window-block", 2000);
+	small_from = 2500; /* 2.5-4 KiB */
+	run("shm-window-larger", 2000);
 	setenv("LAMKIT_WAIT", "spin", 1); /* whatever this machine's CPUs */
 	expect_wraps = 0;
 	run("shm-window-spin", 1000);
-	unsetenv("LAMKIT_WAIT");
-	small_from = 0;
+	setenv("LAMKIT_WAIT", "block", 1);
 	setenv("LAMKIT_SHM_WINDOW", "0", 1);
 	run("shm-no-window", 1000);
+	unsetenv("LAMKIT_WAIT");
+	small_from = 0;
 	mostly_small = 0;
 	expect_wraps = -1;
 	unsetenv("LAMKIT_SHM_WINDOW");
