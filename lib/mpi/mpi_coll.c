@@ -222,7 +222,11 @@ int mpii_bcast(void *buf, int count, struct mpii_dtype *d, int root, struct mpii
 	if (d->contig && bytes >= BCAST_SPLIT_MIN && c->size > 2 && bytes >= (size_t)c->size &&
 	    !mpii_shares_cpus(c))
 		return bcast_split(mpii_at(buf, d->true_lb), bytes, root, c);
-	return bcast_binomial(buf, count, d, root, c);
+	size_t saved = mpii.eager_coll;
+	mpii.eager_coll = mpii_coll_eager(c); /* where the ranks share CPUs (mpi_coll_shm.c) */
+	int rc = bcast_binomial(buf, count, d, root, c);
+	mpii.eager_coll = saved;
+	return rc;
 }
 
 /* inout = in op inout, or inout = inout op in when in comes from a higher rank. */

@@ -714,8 +714,8 @@ struct mpii_cshm;
 /* c's segment, made collectively at the first call (every rank of c reaches this call in the
  * same collective), or NULL when c is not on one node. */
 struct mpii_cshm *mpii_cshm_of(struct mpii_comm *c);
-/* The eager limit for the sends of a symmetric collective (allgather, alltoall) on c: 0 when
- * the usual limit holds (mpi_coll_shm.c). */
+/* The eager limit for the sends of allgather, alltoall and bcast on c: 0 when the usual limit
+ * holds (mpi_coll_shm.c). */
 size_t mpii_coll_eager(struct mpii_comm *c);
 /* Whether c's ranks share the CPUs of one node: an intracommunicator all on one node whose ranks
  * block (mpii.yield), where an algorithm of many rounds pays a scheduler round per step. */
@@ -832,7 +832,7 @@ struct mpii_state {
 	unsigned poll_seq;      /* transport polls by the main thread while tp_mt */
 	int main_sleeping;      /* the main thread sleeps in the transport (under the tp lock) */
 	size_t eager_min;       /* the smallest tp_eager_max of the job's ranks */
-	size_t eager_coll;      /* while a symmetric collective runs: sent eagerly up to this
+	size_t eager_coll;      /* while allgather, alltoall or bcast runs: sent eagerly up to this
 	                         * (and what the transport takes), see mpii_coll_eager */
 	int ft;                 /* LAMKIT_FT=1: failed ranks are survived (mpi_ft.c) */
 	int nfailed;            /* ranks known failed */
