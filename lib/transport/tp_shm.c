@@ -435,7 +435,7 @@ int tp_shm_attach(struct tp_shm *s, char *err, size_t errlen)
 		tp_ring_init(NULL, &s->rx[i], ring_at(s, i, s->me), s->rbytes,
 		             s->tp->local_ranks[i]);
 		if (s->tp->yield) /* ranks that share CPUs keep to the window (tp_ring.h) */
-			s->tx[i].wrec = s->tx[i].window / 2;
+			s->tx[i].wrec = s->rbytes;
 	}
 	/* more ranks than CPUs: every rank faulting in all its rings serialises nlocal^2 rings of
 	 * page faults and zeroing on the CPUs the job shares (32 ranks on 2 cores: 128 MB, 50-70 ms

@@ -201,8 +201,8 @@ int main(void)
 	expect_get = 0;
 	run("shm", 2000);
 	/* a window of 8 KiB in the 64 KiB rings (tp_ring.h, TP_RING_WINDOW): ranks that block
-	 * (share CPUs) send records of up to 4 KiB back to the start while the receiver keeps up,
-	 * full-size ones lap the whole ring; ranks that spin, and no window, never go back early */
+	 * (share CPUs) go back to the start while the receiver keeps up, with a window of twice
+	 * the record for the full-size ones (16 KiB); ranks that spin, and no window, never do */
 	setenv("LAMKIT_SHM_WINDOW", "8192", 1);
 	mostly_small = 1;
 	setenv("LAMKIT_WAIT", "block", 1);
