@@ -87,7 +87,7 @@ static inline size_t tp_ring_need(size_t hlen, size_t len)
  * a ring used end to end faulted in and cycled through every page: at 4 ranks on 2 CPUs, 6000
  * bcasts of 8 B took 1.2-1.6 us each, 0.6 with the rings faulted in, 0.2 in the window (Open MPI
  * 0.5); alltoall of 8 KiB blocks 71 -> 21 us (34). A record longer than half the window has a
- * window of twice its size: bcast of 64 KiB, sent eagerly there (mpi_coll.c), ran 9-21 us a
+ * window of twice its size: bcast of 64 KiB, sent eagerly there (mpi_coll.c), ran 9-34 us a
  * call in 7 runs of 8 and 95 in the eighth with its records lapping the ring, 11-21 in all 8
  * runs in a window (Open MPI 32-40).
  * Where each rank has a CPU the rings lap whole: there a producer that wraps early writes lines

@@ -16,8 +16,8 @@
 static int full_frags;    /* send every fragment at the largest size (exact ring laps) */
 static int mostly_small;  /* short records with a full-size one now and then (the ring's window) */
 static size_t small_from; /* the short records' least size */
-static int expect_wraps =
-    -1; /* the sender's rings went back early: 1 some, 0 never, -1 unchecked */
+/* the sender's rings went back to their start early: 1 some, 0 never, -1 unchecked */
+static int expect_wraps = -1;
 
 struct hdr {
 	uint32_t seq, len;
