@@ -96,4 +96,7 @@ is "$(printf '%s\n' "$out" | sed -n '/^after:$/{n;p}')" 0 "the agents' srun step
 ok "$([ ! -e "$LAMKIT_TMPDIR/lamkit-$(id -u)/universe" ]; echo $?)" "universe state removed"
 is "$(printf '%s\n' "$out" | sed -n '/^ranks left:$/{n;p}')" 0 "no parent or child left on any node after halt"
 [ "$_tap_failed" -gt 0 ] && printf '%s\n' "$out" | sed 's/^/# /'
+# CI under ASan once found n3's agent gone before halt (stop 44; not seen again in 8 runs): what
+# the agents' logs say, for the next time
+[ "$_tap_failed" -gt 0 ] && diag_agent_logs
 done_testing
