@@ -90,8 +90,13 @@ bench_build_mpi() {
     esac
     command -v "${cc[0]}" >/dev/null 2>&1 || { echo "bench: ${cc[0]} not found" >&2; return 1; }
     mkdir -p "$BENCH_OUT/$fl" || return 1
-    # lamkit's MPI is linked in statically: a newer lamkit means a rebuild
-    if [ ! -x "$out" ] || [ "$src" -nt "$out" ] || { [ "$fl" = lamkit ] && [ "$LAMKIT" -nt "$out" ]; }; then
+    # lamkit's MPI is linked in statically: a newer lamkit or MPI library means a rebuild (the
+    # library changes without the launcher: lib/ next to it, or ../lib of an installed bin/)
+    local lib
+    lib=$(dirname "$LAMKIT")/lib/libmpi.a
+    [ -f "$lib" ] || lib=$(dirname "$LAMKIT")/../lib/libmpi.a
+    if [ ! -x "$out" ] || [ "$src" -nt "$out" ] ||
+        { [ "$fl" = lamkit ] && { [ "$LAMKIT" -nt "$out" ] || [ "$lib" -nt "$out" ]; }; }; then
         if ! timeout 120 "${cc[@]}" -O2 -Wall -Wextra -o "$out.tmp" "$src" >"$out.log" 2>&1; then
             echo "bench: building $name with ${cc[*]} failed (see $out.log)" >&2
             rm -f "$out.tmp"
