@@ -237,6 +237,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 	*fh = MPI_FILE_NULL;
 	if (!c || c->inter)
 		return mpio_err(NULL, MPI_ERR_COMM, fn);
+	mpio_bounce_dear(); /* probed once, here rather than in the first access */
 	if (!path || !*path)
 		me.err = MPI_ERR_BAD_FILE;
 	else if (!amode_ok(amode))

@@ -120,11 +120,10 @@ static int sieve(int fd, int write, int locked, const struct piece *p, int n, ch
 	return e;
 }
 
-/* One piece by itself. 0, ENODATA at the end of the file, or an errno. */
-static int direct(int fd, int write, const struct piece *p, MPI_Offset *done)
+/* One piece by itself, the call's way (cp). 0, ENODATA at the end of the file, or an errno. */
+static int direct(int fd, int write, struct mpio_copy *cp, const struct piece *p, MPI_Offset *done)
 {
-	MPI_Offset k = write ? mpio_pwrite(fd, p->buf, p->len, p->off)
-	                     : mpio_pread(fd, p->buf, p->len, p->off);
+	MPI_Offset k = mpio_copy_io(cp, write, fd, p->buf, p->len, p->off);
 
 	if (k < 0)
 		return errno;
@@ -174,7 +173,7 @@ static int window(const struct mpio_file *f, int write, int ds, const struct pie
 /* Do pieces p[0..n): windows of small pieces sieved, large pieces alone. 0 or an errno
  * (ENODATA: a read reached the end of the file). */
 static int pieces(struct mpio_file *f, int write, int locked, int ds, struct piece *p, int n,
-                  char **scratch, MPI_Offset *done)
+                  char **scratch, struct mpio_copy *cp, MPI_Offset *done)
 {
 	MPI_Offset win = write ? f->h.ind_wr_buffer_size : f->h.ind_rd_buffer_size;
 	int i = 0, j, e = 0;
@@ -187,7 +186,7 @@ static int pieces(struct mpio_file *f, int write, int locked, int ds, struct pie
 			i = j;
 			continue;
 		}
-		e = direct(f->fd, write, &p[i], done);
+		e = direct(f->fd, write, cp, &p[i], done);
 		i++;
 	}
 	return e;
@@ -202,6 +201,7 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 	struct mpio_it it;
 	MPI_Offset lo = 0, hi = 0, off, len;
 	char *scratch = NULL;
+	struct mpio_copy cp;
 	int np = 0, e = 0, locked = 0, ds = ds_mode(f, write, v->overlap);
 
 	*done = 0;
@@ -209,14 +209,16 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 		return MPI_SUCCESS;
 	if (!v->size)
 		return MPI_ERR_IO; /* a view with no data */
-	if (v->contig) {           /* one piece: straight to the system */
+	mpio_copy_init(&cp, buf, n);
+	if (v->contig) { /* one piece: straight to the system */
 		off = mpio_view_off(v, s);
 		if (f->atomic && mpio_lock(f->fd, write, off, n) < 0)
 			return mpio_errno_class(errno);
-		len = write ? mpio_pwrite(f->fd, buf, n, off) : mpio_pread(f->fd, buf, n, off);
+		len = mpio_copy_io(&cp, write, f->fd, buf, n, off);
 		e = len < 0 ? errno : 0;
 		if (f->atomic)
 			mpio_unlock(f->fd, off, n);
+		mpio_copy_done(&cp);
 		*done = len < 0 ? 0 : len;
 		return e ? mpio_errno_class(e) : MPI_SUCCESS;
 	}
@@ -238,13 +240,14 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 		buf += len;
 		if (np < BATCH)
 			continue;
-		e = pieces(f, write, locked, ds, p, np, &scratch, done);
+		e = pieces(f, write, locked, ds, p, np, &scratch, &cp, done);
 		np = 0;
 	}
 	if (!e && np)
-		e = pieces(f, write, locked, ds, p, np, &scratch, done);
+		e = pieces(f, write, locked, ds, p, np, &scratch, &cp, done);
 	if (locked)
 		mpio_unlock(f->fd, lo, hi - lo);
+	mpio_copy_done(&cp);
 	free(scratch);
 	free(p);
 	if (e == ENODATA)

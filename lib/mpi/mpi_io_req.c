@@ -178,4 +178,5 @@ void mpii_io_fini(void)
 	thread_stop();
 	mpio_files_fini();
 	mpio_datarep_fini();
+	mpio_bounce_fini();
 }

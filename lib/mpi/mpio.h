@@ -186,6 +186,31 @@ int mpio_pio_sieves(const struct mpio_file *f, const struct mpio_view *v, MPI_Of
  * the end of file). Bytes done, or -1 with errno. */
 MPI_Offset mpio_pread(int fd, void *buf, MPI_Offset n, MPI_Offset off);
 MPI_Offset mpio_pwrite(int fd, const void *buf, MPI_Offset n, MPI_Offset off);
+/* ---- large transfers through a bounce buffer where the kernel's first touch of a page is
+ * dear (mpi_io_bounce.c) ---- */
+enum { MPIO_COPY_STRAIGHT, MPIO_COPY_PROBE, MPIO_COPY_BOUNCE };
+struct mpio_copy {
+	int how;            /* MPIO_COPY_*: straight, not decided yet, or through bb */
+	int slot;           /* which bounce buffer bb is (-1: none taken) */
+	MPI_Offset pos;     /* bytes of the call done */
+	MPI_Offset n;       /* bytes of the call */
+	uintptr_t lo;       /* where its buffer starts */
+	MPI_Offset skip;    /* where in them the probe starts */
+	MPI_Offset seen;    /* bytes of the probe done */
+	int64_t ns;         /* ... and their time */
+	MPI_Offset bounced; /* bytes that went through bb */
+	char *bb;
+};
+/* The way for one call moving the n bytes at buf (its transfers share one decision). */
+void mpio_copy_init(struct mpio_copy *c, const void *buf, MPI_Offset n);
+/* mpio_pwrite (write) or mpio_pread of n bytes at off from/to buf, the call's way. */
+MPI_Offset mpio_copy_io(struct mpio_copy *c, int write, int fd, void *buf, MPI_Offset n,
+                        MPI_Offset off);
+/* The call is over: its bounce buffer back for the next. */
+void mpio_copy_done(struct mpio_copy *c);
+/* Whether this machine's kernel pays much for its first touch of a user page (probed once). */
+int mpio_bounce_dear(void);
+void mpio_bounce_fini(void);
 /* Byte-range lock of [off, off + len) (len 0: to the end), shared or exclusive; unlock. */
 int mpio_lock(int fd, int excl, MPI_Offset off, MPI_Offset len);
 void mpio_unlock(int fd, MPI_Offset off, MPI_Offset len);
