@@ -40,7 +40,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int policy, dear;
 static char *slot[NSLOTS];
 static atomic_int busy[NSLOTS];
-static atomic_uint calls; /* calls that probed: where the next one probes */
 static atomic_llong n_large, n_bounced, b_bounced; /* LAMKIT_IO_STATS */
 
 /* Buffers a probe found new to the kernel and that went bounced since (so are new to it still
@@ -136,19 +135,21 @@ static struct fresh *fresh_find(uintptr_t lo, uintptr_t hi)
 	return NULL;
 }
 
-/* Remember [lo, hi) as new to the kernel (is_new) or forget it. */
+/* Remember [lo, hi) as new to the kernel (is_new) or forget it. A range found new again keeps
+ * its count of uses, so that its next re-probe times bytes none before it did. */
 static void fresh_mark(uintptr_t lo, uintptr_t hi, int is_new)
 {
-	struct fresh *e;
+	int kept = 0;
 
 	pthread_mutex_lock(&fresh_mu);
-	for (int i = 0; i < NFRESH; i++) /* whatever overlaps it is out of date */
-		if (fresh[i].lo < hi && lo < fresh[i].hi)
+	for (int i = 0; i < NFRESH; i++) {
+		if (is_new && fresh[i].lo == lo && fresh[i].hi == hi)
+			kept = 1;
+		else if (fresh[i].lo < hi && lo < fresh[i].hi) /* overlapping: out of date */
 			fresh[i].lo = fresh[i].hi = 0;
-	if (is_new) {
-		e = &fresh[fresh_next++ % NFRESH];
-		*e = (struct fresh){lo, hi, 0};
 	}
+	if (is_new && !kept)
+		fresh[fresh_next++ % NFRESH] = (struct fresh){lo, hi, 0};
 	pthread_mutex_unlock(&fresh_mu);
 }
 
@@ -165,19 +166,19 @@ void mpio_copy_init(struct mpio_copy *c, const void *buf, MPI_Offset n)
 		c->how = MPIO_COPY_STRAIGHT;
 	else
 		c->how = policy == BY_ALWAYS ? MPIO_COPY_BOUNCE : MPIO_COPY_PROBE;
-	if (c->how == MPIO_COPY_PROBE) {
-		pthread_mutex_lock(&fresh_mu);
-		e = fresh_find(c->lo, c->lo + (uintptr_t)n);
-		if (e && ++e->uses % REPROBE)
-			c->how = MPIO_COPY_BOUNCE;
-		pthread_mutex_unlock(&fresh_mu);
-	}
-	/* Each call probes other bytes of its buffer than the last one did: the probe leaves the
-	 * pages it did straight known to the kernel, and a read into a buffer just written bounced
-	 * must not probe the write's probed pages. Bytes before the probe go bounced. */
-	if (c->how == MPIO_COPY_PROBE)
-		c->skip = (MPI_Offset)(atomic_fetch_add(&calls, 1) % (unsigned)(n / PROBE_BYTES)) *
-		          PROBE_BYTES;
+	if (c->how != MPIO_COPY_PROBE)
+		return;
+	/* A call probes its first bytes, but a re-probe of a remembered buffer probes others than
+	 * the last probe did: a probe leaves the pages it did straight known to the kernel. Bytes
+	 * before a probe go bounced. */
+	pthread_mutex_lock(&fresh_mu);
+	e = fresh_find(c->lo, c->lo + (uintptr_t)n);
+	if (e && ++e->uses % REPROBE)
+		c->how = MPIO_COPY_BOUNCE;
+	else if (e)
+		c->skip =
+		    (MPI_Offset)((e->uses / REPROBE) % (unsigned)(n / PROBE_BYTES)) * PROBE_BYTES;
+	pthread_mutex_unlock(&fresh_mu);
 }
 
 /* A bounce buffer of BOUNCE_BYTES, or NULL when both are in use (then straight). */
