@@ -314,7 +314,9 @@ int mpio_coll_start(struct mpio_acc *a, struct lk_request *req)
 	x->me.s = a->s;
 	x->me.n = a->n;
 	x->me.err = a->err;
-	x->me.overlap = a->vs->v.overlap;
+	/* a view whose tiles overlap goes independent even within one tile: two-phase I/O inverts
+	 * the map (mpio_view_below), which is only right for an increasing one */
+	x->me.overlap = a->vs->v.overlap || a->vs->v.tiles_overlap;
 	x->me.pieces = a->n ? pieces(&a->vs->v, a->n) : 0;
 	x->me.rmw = a->write && a->err == MPI_SUCCESS && mpio_pio_sieves(f, &a->vs->v, a->s, a->n);
 	if (a->n) {

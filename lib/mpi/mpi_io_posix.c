@@ -202,7 +202,8 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 	MPI_Offset lo = 0, hi = 0, off, len;
 	char *scratch = NULL;
 	struct mpio_copy cp;
-	int np = 0, e = 0, locked = 0, ds = ds_mode(f, write, v->overlap);
+	int over = mpio_view_overlaps(v, s, n);
+	int np = 0, e = 0, locked = 0, ds = ds_mode(f, write, over);
 
 	*done = 0;
 	if (!n)
@@ -226,8 +227,8 @@ int mpio_pio(struct mpio_file *f, const struct mpio_view *v, int write, char *bu
 	if (!p)
 		return MPI_ERR_NO_MEM;
 	if (f->atomic) { /* the access is one atomic unit: lock all it touches */
-		lo = v->overlap ? 0 : mpio_view_off(v, s); /* overlapping: the whole file */
-		hi = v->overlap ? 0 : mpio_view_off(v, s + n - 1) + 1;
+		lo = over ? 0 : mpio_view_off(v, s); /* overlapping: the whole file */
+		hi = over ? 0 : mpio_view_off(v, s + n - 1) + 1;
 		if (mpio_lock(f->fd, write, lo, hi - lo) < 0) {
 			free(p);
 			return mpio_errno_class(errno);
@@ -261,7 +262,7 @@ int mpio_pio_sieves(const struct mpio_file *f, const struct mpio_view *v, MPI_Of
 	struct piece *p;
 	struct mpio_it it;
 	MPI_Offset off, len;
-	int np = 0, j, hit = 0, ds = ds_mode(f, 1, v->overlap);
+	int np = 0, j, hit = 0, ds = ds_mode(f, 1, mpio_view_overlaps(v, s, n));
 
 	if (!n || !v->size || v->contig || ds == MPIO_DISABLE)
 		return 0;

@@ -12,7 +12,10 @@
 /* Runs of the layout type d (merged where contiguous) into v. MPI code: MPI_ERR_IO (ROMIO's
  * class for it, which MPICH's tests expect) for a type the standard does not allow in a view
  * (negative extent or displacements, displacements that decrease; overlapping data, in a file
- * opened for writing). Overlaps a read-only file may have set v->overlap. */
+ * opened for writing). Overlaps a read-only file may have set v->overlap. A tile whose data
+ * reaches into the next tile (an extent smaller than the data's span, as parallel HDF5's
+ * chunked collective writes set, lb past the first block) is allowed, as ROMIO allows it: it
+ * sets v->tiles_overlap, and only an access across tiles is then not increasing. */
 static int set_runs(struct mpio_view *v, const struct mpii_dtype *d, int rdonly)
 {
 	int n = 0;
@@ -42,11 +45,8 @@ static int set_runs(struct mpio_view *v, const struct mpii_dtype *d, int rdonly)
 		}
 		v->run[n++] = (struct mpio_run){off, len};
 	}
-	if (n && v->run[n - 1].off + v->run[n - 1].len > v->ext + v->run[0].off) {
-		if (!rdonly)
-			return MPI_ERR_IO; /* tile i + 1 would start inside tile i */
-		v->overlap = 1;
-	}
+	if (n && v->run[n - 1].off + v->run[n - 1].len > v->ext + v->run[0].off)
+		v->tiles_overlap = 1; /* tile i + 1 starts inside tile i */
 	v->nrun = n;
 	v->pre[0] = 0;
 	for (int k = 0; k < n; k++)
@@ -138,6 +138,12 @@ static int run_of(const struct mpio_view *v, MPI_Offset r)
 			hi = mid - 1;
 	}
 	return lo;
+}
+
+int mpio_view_overlaps(const struct mpio_view *v, MPI_Offset s, MPI_Offset n)
+{
+	return v->overlap ||
+	       (v->tiles_overlap && n > 0 && v->size && s / v->size != (s + n - 1) / v->size);
 }
 
 MPI_Offset mpio_view_off(const struct mpio_view *v, MPI_Offset s)
@@ -232,7 +238,7 @@ int mpio_view_to_wire(const struct mpio_view *v, char **out, int *len)
 	w[2] = v->ext;
 	w[3] = v->size;
 	w[4] = v->nrun;
-	w[5] = v->contig | v->overlap << 1;
+	w[5] = v->contig | v->overlap << 1 | v->tiles_overlap << 2;
 	for (int k = 0; k < v->nrun; k++) {
 		w[6 + 2 * k] = v->run[k].off;
 		w[7 + 2 * k] = v->run[k].len;
@@ -259,6 +265,7 @@ int mpio_view_from_wire(struct mpio_view *v, const char *w, int len)
 	v->nrun = (int)h[4];
 	v->contig = (int)(h[5] & 1);
 	v->overlap = (int)(h[5] >> 1 & 1);
+	v->tiles_overlap = (int)(h[5] >> 2 & 1);
 	v->run = malloc(sizeof(*v->run) * (size_t)(v->nrun ? v->nrun : 1));
 	v->pre = malloc(sizeof(*v->pre) * (size_t)(v->nrun + 1));
 	if (!v->run || !v->pre) {

@@ -61,8 +61,8 @@ struct mpio_run {
 
 /* A view: the data of the file as one stream of bytes (in the file's representation). Stream
  * byte s lies at disp + (s / size) * ext + run[k].off + (s % size - pre[k]) for the k with
- * pre[k] <= s % size < pre[k + 1]: runs increase, do not overlap and lie inside [0, ext), so
- * the map is increasing (the standard's monotonic filetype). */
+ * pre[k] <= s % size < pre[k + 1]: runs increase and do not overlap, so the map is increasing
+ * within a tile (the standard's monotonic filetype), and across tiles unless tiles_overlap. */
 struct mpio_view {
 	MPI_Offset disp;
 	MPI_Datatype etype, ftype; /* the user's types (each held by one reference) */
@@ -76,6 +76,8 @@ struct mpio_view {
 	int contig;           /* one run covering the tile: the map is linear */
 	int overlap;          /* runs overlap (a read-only file may): the map is not increasing,
 	                       * only independent access per run works */
+	int tiles_overlap;    /* a tile's runs reach past its extent into the next tile's: the map
+	                       * is increasing within a tile, not across tiles */
 };
 
 /* A view as set by MPI_File_set_view, with every rank's (for two-phase I/O). Operations hold
@@ -100,7 +102,10 @@ int mpio_view_default(struct mpio_view *v);
 void mpio_view_free(struct mpio_view *v);
 /* File offset of stream byte s (s >= 0, size > 0). */
 MPI_Offset mpio_view_off(const struct mpio_view *v, MPI_Offset s);
-/* Number of stream bytes whose file offset is below f. */
+/* Whether stream bytes [s, s + n) of v map to file offsets out of order (overlapping runs, or
+ * tiles that overlap and an access across them). */
+int mpio_view_overlaps(const struct mpio_view *v, MPI_Offset s, MPI_Offset n);
+/* Number of stream bytes whose file offset is below f (an increasing map: not tiles_overlap). */
 MPI_Offset mpio_view_below(const struct mpio_view *v, MPI_Offset f);
 /* The view in a flat form another rank can rebuild (mpio_view_from_wire): *len bytes, malloc'ed
  * into *out. MPI code. */

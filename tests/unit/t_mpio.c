@@ -156,6 +156,56 @@ static void check_file(MPI_File fh, const char *what)
 	free(all);
 }
 
+/* A filetype whose data reaches past its extent into the next tile's (lb past the first block,
+ * as parallel HDF5 builds for a chunked collective write), on a file opened for writing: the
+ * view is allowed (ROMIO allows it) and an access within one tile puts every block where the
+ * type says, independent and collective alike. */
+static void tiles_overlap(const char *path)
+{
+	static const int len[3] = {8, 8, 8};
+	static const MPI_Aint off[3] = {0, 64, 200};
+	MPI_Datatype h, ft;
+	MPI_File fh;
+	MPI_Status st;
+	unsigned char buf[24], back[24], file[208];
+	int rc, cnt = -1, same = 1;
+
+	for (int i = 0; i < 24; i++)
+		buf[i] = (unsigned char)(i + 1);
+	MPI_Type_create_hindexed(3, len, off, MPI_BYTE, &h);
+	MPI_Type_create_resized(h, 100, 50, &ft); /* tile i + 1 starts at 50: inside tile i */
+	MPI_Type_commit(&ft);
+	MPI_File_open(MPI_COMM_SELF, path,
+	              MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+	              &fh);
+	rc = MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+	ok(rc == MPI_SUCCESS, "a writable file takes a view whose tiles overlap (rc %d)", rc);
+	for (int coll = 0; coll < 2 && rc == MPI_SUCCESS; coll++) {
+		buf[0] = (unsigned char)(100 + coll);
+		rc = coll ? MPI_File_write_at_all(fh, 0, buf, 24, MPI_BYTE, &st)
+		          : MPI_File_write_at(fh, 0, buf, 24, MPI_BYTE, &st);
+		memset(back, 0, sizeof(back));
+		if (rc == MPI_SUCCESS)
+			rc = coll ? MPI_File_read_at_all(fh, 0, back, 24, MPI_BYTE, &st)
+			          : MPI_File_read_at(fh, 0, back, 24, MPI_BYTE, &st);
+		MPI_Get_count(&st, MPI_BYTE, &cnt);
+		ok(rc == MPI_SUCCESS && cnt == 24 && !memcmp(back, buf, 24),
+		   "%s: one tile of it written and read back (rc %d, count %d)",
+		   coll ? "collective" : "independent", rc, cnt);
+	}
+	MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+	memset(file, 0, sizeof(file));
+	MPI_File_read_at(fh, 0, file, 208, MPI_BYTE, &st);
+	for (int k = 0; k < 3; k++)
+		for (int i = 0; i < 8; i++)
+			same = same && file[off[k] + i] == buf[8 * k + i];
+	ok(same && file[8] == 0 && file[63] == 0 && file[72] == 0 && file[199] == 0,
+	   "the blocks are at 0, 64 and 200 of the file, nothing between them");
+	MPI_File_close(&fh);
+	MPI_Type_free(&ft);
+	MPI_Type_free(&h);
+}
+
 /* ---- a registered data representation: ints byte-swapped in the file ---- */
 
 static int swap_extent(MPI_Datatype t, MPI_Aint *ext, void *extra)
@@ -274,6 +324,9 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/t_mpio.%d.rep",
 	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
 	datarep(path);
+	snprintf(path, sizeof(path), "%s/t_mpio.%d.tiles",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	tiles_overlap(path);
 	MPI_Finalize();
 	return done_testing();
 }
