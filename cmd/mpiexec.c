@@ -823,7 +823,8 @@ int cmd_mpiexec(int argc, char **argv)
 	                           .verbose = o.verbose,
 	                           .singinit_fd = -1,
 	                           .on_node_failure = o.on_node_failure,
-	                           .view = &view};
+	                           .view = &view,
+	                           .per_node = o.per_node && o.napps == 1 && !o.apps[0].n_given};
 	struct boot_place_opts po = {.ppn = o.ppn, .by_node = o.by_node, .hosts = o.hosts};
 	if (o.singinit_port) {
 		ro.singinit_fd = singinit_connect(o.singinit_port, err, sizeof err);

@@ -37,6 +37,10 @@ struct boot_run_opts {
 	int on_node_failure;
 	/* universe: the watch's view when mpiexec asked already (boot_universe_view), or NULL */
 	const struct boot_wsummary *view;
+	/* universe: one rank per node up (lamkit exec, one app): the job's size is counted again
+	 * whenever it is placed, so that a node found down at the start leaves it one rank less
+	 * rather than a second rank on another node */
+	int per_node;
 };
 
 enum { BOOT_NODEFAIL_ABORT = 0, BOOT_NODEFAIL_CONTINUE = 1 };

@@ -299,6 +299,14 @@ static int start_placed(struct ctl *c, struct boot_place_node *nodes, int nnodes
 		free(nodes);
 		return -1;
 	}
+	if (u && c->o->per_node && !c->parent) { /* one rank per node up, as they are now */
+		for (int i = 0; i < nnodes; i++)
+			nodes[i].cpus = 1;
+		int up = boot_place_slots(nodes, nnodes, p->hosts, err, sizeof err);
+		struct boot_jobspec *js = c->o->js;
+		if (up > 0 && up < js->size && js->napps == 1) /* arrays stay sized for more */
+			js->size = js->apps[0].nprocs = up;
+	}
 	int rc = place_agents(c, nodes, nnodes, p, err, sizeof err);
 	free(nodes);
 	if (rc < 0) {
