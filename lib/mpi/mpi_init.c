@@ -12,8 +12,6 @@
 
 struct mpii_state mpii;
 
-void mpii_tmpbuf_fini(void);
-
 static char kvsname[1024];
 
 static int kvs_put(void *arg, const char *key, const char *val)

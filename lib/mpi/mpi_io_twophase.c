@@ -486,7 +486,11 @@ int mpio_tp_start(struct mpio_acc *a, const struct mpio_cinfo *all, int tag, str
 	t->tag = tag;
 	t->n = a->f->comm->size;
 	t->me = a->f->comm->rank;
-	t->cbs = a->f->h.cb_buffer_size;
+	/* two round buffers of half cb_buffer_size each: an aggregator's buffers take what ROMIO's
+	 * one does, and a first call, whose buffers are new pages, touches half as many (2 ranks,
+	 * 1 KiB blocks, 16 MiB a rank, a first write_all: 140-172 -> 307-330 MB/s) */
+	t->cbs = a->f->h.cb_buffer_size >= 128 << 10 ? a->f->h.cb_buffer_size / 2
+	                                             : a->f->h.cb_buffer_size;
 	t->eof = INT64_MAX;
 	rc = pick_aggs(t);
 	if (rc == MPI_SUCCESS)
@@ -502,7 +506,7 @@ int mpio_tp_start(struct mpio_acc *a, const struct mpio_cinfo *all, int tag, str
 		for (int k = 0; k < 2 && k < t->nrounds && rc == MPI_SUCCESS; k++) {
 			struct rbuf *b = &t->rb[k];
 			b->fd = t->f->fd;
-			b->buf = malloc((size_t)t->cbs);
+			b->buf = mpii_scratch((size_t)t->cbs);
 			b->req = calloc((size_t)t->n, sizeof(*b->req));
 			b->types = calloc((size_t)t->n, sizeof(*b->types));
 			if (!b->buf || !b->req || !b->types)
@@ -548,7 +552,7 @@ void mpio_tp_free(struct mpio_tp *t)
 	for (int k = 0; k < 2; k++) {
 		if (t->rb[k].req)
 			round_free(&t->rb[k]);
-		free(t->rb[k].buf);
+		mpii_scratch_free(t->rb[k].buf);
 		free(t->rb[k].req);
 		free(t->rb[k].types);
 	}

@@ -149,7 +149,7 @@ void mpii_complete(struct lk_request *r)
 		return;
 	}
 	if (r->kind == RQ_SEND) {
-		free(r->tmp);
+		mpii_scratch_free(r->tmp);
 		r->tmp = NULL;
 		if (r->bsend) {
 			free(r->buf);
@@ -265,7 +265,7 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 	n = (size_t)r->st.lk_count;
 	if (addr && tp_can_get(mpii.tp, wsrc)) {
 		void *dst =
-		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = malloc(n ? n : 1));
+		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = mpii_scratch(n ? n : 1));
 		int rc;
 		if (dst && !r->alone && tp_coop_begin(mpii.tp, wsrc, n)) {
 			/* the sender, waiting for this FIN anyway, copies part of it into dst */
@@ -279,13 +279,13 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 		if (rc < 0 && errno == ESRCH) {
 			/* the sender is gone (killed): as when its tcp connection ends, the message
 			 * never completes, and the process manager ends the job and says why */
-			free(tmp);
+			mpii_scratch_free(tmp);
 			return;
 		}
 		if (rc < 0 && dst && !tp_can_get(mpii.tp, wsrc)) {
 			/* the get is not permitted here (e.g. Yama ptrace_scope): the transport has
 			 * turned it off, and this message goes the pipelined way */
-			free(tmp);
+			mpii_scratch_free(tmp);
 			goto cts;
 		}
 		if (rc < 0) {
@@ -297,7 +297,7 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 			r->st.MPI_ERROR = MPI_ERR_OTHER;
 		} else if (tmp)
 			mpii_unpack(r->d, r->count, r->buf, 0, tmp, n);
-		free(tmp);
+		mpii_scratch_free(tmp);
 		h.type = H_FIN;
 		ctl_send(wsrc, &h, HLEN_CTL);
 		mpii_complete(r);
@@ -690,7 +690,7 @@ static int send_start(struct lk_request *r)
 		return MPI_ERR_PROC_FAILED;
 	src = mpii_at(r->buf, r->d->true_lb);
 	if (!r->d->contig && r->bytes) {
-		r->tmp = malloc(r->bytes);
+		r->tmp = mpii_scratch(r->bytes);
 		if (!r->tmp)
 			return MPI_ERR_NO_MEM;
 		mpii_pack(r->d, r->count, r->buf, 0, r->tmp, r->bytes);

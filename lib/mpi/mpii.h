@@ -409,9 +409,16 @@ int mpii_gather(const void *sbuf, int scount, struct mpii_dtype *sd, void *rbuf,
 uint32_t mpii_ctx_alloc(struct mpii_comm *parent);
 void mpii_ctx_free(uint32_t ctx);
 
-/* Scratch buffers and copies shared by the collectives (mpi_coll.c). */
+/* Scratch buffers (mpi_scratch.c, kept for reuse) and copies shared by the collectives. */
 void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base);
 void mpii_tmpbuf_free(void *mem);
+/* n bytes (16-byte aligned) from the same kept buffers; mpii_scratch_free gives them back. */
+void *mpii_scratch(size_t n);
+void mpii_scratch_free(void *data);
+/* How many buffers are kept, and their bytes (tests/unit/t_mpi_scratch). */
+int mpii_scratch_kept(size_t *bytes);
+/* Free what is kept (MPI_Finalize). */
+void mpii_tmpbuf_fini(void);
 void mpii_copy(const void *src, void *dst, int count, struct mpii_dtype *d);
 
 /* Per-peer buffer descriptions of the alltoall family (alltoallw: byte displacements). */
