@@ -255,11 +255,13 @@ static inline __attribute__((always_inline)) void recv_eager(struct lk_request *
 
 /* A receive into a noncontiguous datatype whose runs are long reads the message from the
  * sender straight into them, some pieces a system call (tp_getv): one copy and no temporary,
- * where unpacking from a temporary copies twice and touches the temporary's pages too (MPI-IO
- * two-phase, a first write_all of 1 KiB blocks, 16 MiB a rank: 2 ranks 223-231 -> 235-329
- * MB/s, 4 ranks 340-362 -> 536-569). Runs shorter than GETV_RUN_MIN go through the temporary:
- * a piece costs the kernel more than a short memcpy. */
-#define GETV_RUN_MIN 512
+ * where unpacking from a temporary copies twice and touches the temporary's pages too. 8 MiB
+ * into runs, warm pages, best of 7: runs of 1 KiB 1.44 ms against 1.69 through a temporary,
+ * 4 KiB 1.00 against 1.32, but 512 B 1.74 against 1.56 (a piece costs the kernel more than a
+ * short memcpy): runs shorter than GETV_RUN_MIN on average go through the temporary. MPI-IO
+ * two-phase, a first write_all of 1 KiB blocks, 16 MiB a rank: 2 ranks 261-333 -> 308-414
+ * MB/s, 4 ranks 590-615 -> 530-720. */
+#define GETV_RUN_MIN 1024
 #define GETV_BATCH   256
 static int get_pieces(struct lk_request *r, int wsrc, uint64_t addr, size_t n)
 {

@@ -334,7 +334,7 @@ static void test_explicit_bounds(void)
 }
 
 /* Messages of some MiB into and out of types of long runs: on one node the receiver reads them
- * from the sender run by run (tp_getv) where the runs are 512 bytes or more, through a
+ * from the sender run by run (tp_getv) where the runs are 1 KiB or more, through a
  * temporary where shorter; runs in reverse order too. What arrives is what was sent, and the
  * gaps between the runs are left alone. */
 static void test_large_runs(void)
