@@ -255,40 +255,6 @@ void mpii_unpack(const struct mpii_dtype *d, int count, void *buf, size_t pos, c
 		copy_runs(d, buf, pos, (char *)src, n, 0);
 }
 
-int mpii_iov(const struct mpii_dtype *d, void *buf, size_t pos, size_t n, struct iovec *v, int max,
-             size_t *got)
-{
-	size_t e = pos / d->size, r = pos % d->size;
-	int k = 0, nv = 0;
-
-	*got = 0;
-	while (r >= d->seg[k].len) {
-		r -= d->seg[k].len;
-		k++;
-	}
-	while (n) {
-		char *p = mpii_at(buf, (MPI_Aint)e * d->extent + d->seg[k].off + (MPI_Aint)r);
-		size_t m = d->seg[k].len - r < n ? d->seg[k].len - r : n;
-
-		if (nv && (char *)v[nv - 1].iov_base + v[nv - 1].iov_len == p) {
-			v[nv - 1].iov_len += m; /* runs that meet are one piece */
-		} else if (nv < max) {
-			v[nv].iov_base = p;
-			v[nv++].iov_len = m;
-		} else {
-			break;
-		}
-		*got += m;
-		n -= m;
-		r = 0;
-		if (++k == d->nseg) {
-			k = 0;
-			e++;
-		}
-	}
-	return nv;
-}
-
 /* Basic elements in one element of predefined b (2 for the value-index pairs); *first gets the
  * bytes of the first part of a pair. */
 static int parts(int b, size_t *first)

@@ -253,30 +253,6 @@ static inline __attribute__((always_inline)) void recv_eager(struct lk_request *
 		mpii_complete(r);
 }
 
-/* A receive into a noncontiguous datatype whose runs are long reads the message from the
- * sender straight into them, some pieces a system call (tp_getv): one copy and no temporary,
- * where unpacking from a temporary copies twice and touches the temporary's pages too. 8 MiB
- * into runs, warm pages, best of 7: runs of 1 KiB 1.44 ms against 1.69 through a temporary,
- * 4 KiB 1.00 against 1.32, but 512 B 1.74 against 1.56 (a piece costs the kernel more than a
- * short memcpy): runs shorter than GETV_RUN_MIN on average go through the temporary. MPI-IO
- * two-phase, a first write_all of 1 KiB blocks, 16 MiB a rank: 2 ranks 261-333 -> 308-414
- * MB/s, 4 ranks 590-615 -> 530-720. */
-#define GETV_RUN_MIN 1024
-#define GETV_BATCH   256
-static int get_pieces(struct lk_request *r, int wsrc, uint64_t addr, size_t n)
-{
-	struct iovec v[GETV_BATCH];
-	size_t done = 0, got;
-
-	while (done < n) {
-		int k = mpii_iov(r->d, r->buf, done, n - done, v, GETV_BATCH, &got);
-		if (tp_getv(mpii.tp, wsrc, v, k, addr + done) < 0)
-			return -1;
-		done += got;
-	}
-	return 0;
-}
-
 static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t len, uint64_t sreq,
                      uint64_t addr)
 {
@@ -288,16 +264,10 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 	r->wpeer = wsrc;
 	n = (size_t)r->st.lk_count;
 	if (addr && tp_can_get(mpii.tp, wsrc)) {
-		int pieces = !r->d->contig && n && r->d->size / (size_t)r->d->nseg >= GETV_RUN_MIN;
-		void *dst = NULL;
+		void *dst =
+		    r->d->contig ? mpii_at(r->buf, r->d->true_lb) : (tmp = mpii_scratch(n ? n : 1));
 		int rc;
-		if (r->d->contig)
-			dst = mpii_at(r->buf, r->d->true_lb);
-		else if (!pieces)
-			dst = tmp = mpii_scratch(n ? n : 1);
-		if (pieces) {
-			rc = get_pieces(r, wsrc, addr, n);
-		} else if (dst && !r->alone && tp_coop_begin(mpii.tp, wsrc, n)) {
+		if (dst && !r->alone && tp_coop_begin(mpii.tp, wsrc, n)) {
 			/* the sender, waiting for this FIN anyway, copies part of it into dst */
 			struct hdr c = {.type = H_CTS, .flags = HF_COOP, .len = n, .sreq = sreq};
 			c.addr = (uint64_t)(uintptr_t)dst;
@@ -312,7 +282,7 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 			mpii_scratch_free(tmp);
 			return;
 		}
-		if (rc < 0 && (dst || pieces) && !tp_can_get(mpii.tp, wsrc)) {
+		if (rc < 0 && dst && !tp_can_get(mpii.tp, wsrc)) {
 			/* the get is not permitted here (e.g. Yama ptrace_scope): the transport has
 			 * turned it off, and this message goes the pipelined way */
 			mpii_scratch_free(tmp);
@@ -322,7 +292,7 @@ static void recv_rts(struct lk_request *r, int wsrc, int src, int tag, size_t le
 			char why[160];
 			snprintf(why, sizeof(why),
 			         "reading a %zu-byte message from job rank %d: %s", n, wsrc,
-			         dst || pieces ? strerror(errno) : "out of memory");
+			         dst ? strerror(errno) : "out of memory");
 			mpii_err_detail(why);
 			r->st.MPI_ERROR = MPI_ERR_OTHER;
 		} else if (tmp)

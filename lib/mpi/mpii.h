@@ -104,10 +104,6 @@ void mpii_pack(const struct mpii_dtype *d, int count, const void *buf, size_t po
                size_t n);
 void mpii_unpack(const struct mpii_dtype *d, int count, void *buf, size_t pos, const void *src,
                  size_t n);
-/* The memory of n packed bytes from pos on, as at most max pieces of v (runs that meet
- * merged): how many, and in *got the bytes they cover (less than n when max ran out). */
-int mpii_iov(const struct mpii_dtype *d, void *buf, size_t pos, size_t n, struct iovec *v, int max,
-             size_t *got);
 /* Basic elements contained in the first `bytes` packed bytes of elements of d (-1: partial). */
 long long mpii_elements(const struct mpii_dtype *d, size_t bytes);
 /* external32 bytes of one element of d (-1: it holds a type external32 has no form for), and

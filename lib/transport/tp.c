@@ -511,25 +511,6 @@ int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 	}
 }
 
-int tp_getv(tp_t *tp, int peer, struct iovec *dst, int n, uint64_t raddr)
-{
-	if (peer >= tp->cfg.size)
-		return tp_shmx_getv(tp, peer, dst, n, raddr);
-	switch (tp->kind[peer]) {
-	case TP_SHM:
-		return tp_shm_getv(tp->shm, tp->slot[peer], dst, n, raddr);
-	case TP_SELF:
-		for (int i = 0; i < n; i++) {
-			memcpy(dst[i].iov_base, (const void *)(uintptr_t)raddr, dst[i].iov_len);
-			raddr += dst[i].iov_len;
-		}
-		return 0;
-	default:
-		errno = ENOTSUP;
-		return -1;
-	}
-}
-
 void tp_batch_stop(tp_t *tp)
 {
 	tp->batch_stop = 1;

@@ -5,7 +5,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 /*
  * A transport endpoint moves fragments: a small header (at most TP_HDR_MAX bytes, opaque to the
@@ -133,9 +132,6 @@ int tp_rx_buffer_ok(const tp_t *tp, int peer);
 int tp_can_get(const tp_t *tp, int peer);
 /* Copy len bytes at address `raddr` in peer's memory to dst. 0, or -1 with errno. */
 int tp_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
-/* The same into the n pieces of dst in turn (a receive into a noncontiguous datatype: no
- * temporary, one copy), the bytes from raddr on. dst's entries are used up. */
-int tp_getv(tp_t *tp, int peer, struct iovec *dst, int n, uint64_t raddr);
 
 /* A large message copied by both sides (doc/PROTOCOL-mpi-wire.md, section 4). The receiver:
  * tp_coop_begin says whether `peer` (a rank of this job on this node's segment) may help with

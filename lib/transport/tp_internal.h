@@ -112,7 +112,6 @@ size_t tp_shm_eager_max(const struct tp_shm *s);
 size_t tp_shm_frag_max(const struct tp_shm *s);
 int tp_shm_can_get(const struct tp_shm *s);
 int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
-int tp_shm_getv(struct tp_shm *s, int li, struct iovec *dst, int n, uint64_t raddr);
 int tp_shm_coop_begin(struct tp_shm *s, int li, size_t len);
 uint32_t tp_shm_coop_open(struct tp_shm *s);
 int tp_shm_coop_recv(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len);
@@ -124,10 +123,6 @@ unsigned long long tp_shm_wrapped(const struct tp_shm *s);
 /* Read len bytes at raddr in process pid (process_vm_readv; `refused`: fail with EPERM, for
  * tests). 0, or -1 with errno (EPERM/ENOSYS: the kernel does not allow it here). */
 int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused);
-/* The same into the n pieces of dst in turn, TP_IOV_BATCH pieces a system call (the kernel's
- * limit); dst's entries are used up. */
-#define TP_IOV_BATCH 1024
-int tp_cma_readv(pid_t pid, struct iovec *dst, int n, uint64_t raddr, int refused);
 
 /* shm between processes of different jobs on one node (tp_shmx.c, doc/PROTOCOL-mpi-wire.md
  * section 8.1): one pair segment per two processes, each direction switched from tcp to its
@@ -171,7 +166,6 @@ int tp_shmx_limits(const tp_t *tp, int peer, size_t *eager, size_t *frag);
 /* Single-copy reads from a peer of another job on this node. */
 int tp_shmx_can_get(const tp_t *tp, int peer);
 int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len);
-int tp_shmx_getv(tp_t *tp, int peer, struct iovec *dst, int n, uint64_t raddr);
 
 /* tcp path (tp_tcp*.c). create: open a listener; publish 1 publishes its card lk-tcp-RANK (the
  * job's tcp path, multipath path 0), 2 makes the instance of the second connection to each

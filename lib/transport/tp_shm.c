@@ -584,63 +584,33 @@ int tp_shm_can_get(const struct tp_shm *s)
 	return s->cma;
 }
 
-int tp_cma_readv(pid_t pid, struct iovec *dst, int n, uint64_t raddr, int refused)
+int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused)
 {
-	while (n > 0) {
-		int k = n < TP_IOV_BATCH ? n : TP_IOV_BATCH;
-		size_t want = 0;
-		for (int i = 0; i < k; i++)
-			want += dst[i].iov_len;
-		struct iovec r = {(void *)(uintptr_t)raddr, want};
-		ssize_t got = refused ? (errno = EPERM, -1)
-		                      : process_vm_readv(pid, dst, (unsigned long)k, &r, 1, 0);
+	while (len) {
+		struct iovec l = {dst, len};
+		struct iovec r = {(void *)(uintptr_t)raddr, len};
+		ssize_t n = refused ? (errno = EPERM, -1) : process_vm_readv(pid, &l, 1, &r, 1, 0);
 
-		if (got <= 0) {
-			if (got < 0 && errno == EINTR)
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
 				continue;
-			if (got == 0 && want == 0) { /* empty pieces */
-				dst += k;
-				n -= k;
-				continue;
-			}
-			if (got == 0)
+			if (n == 0)
 				errno = EFAULT;
 			return -1;
 		}
-		raddr += (uint64_t)got;
-		/* skip the pieces read whole; a piece read in part goes on from where it stopped */
-		for (size_t m = (size_t)got; m;) {
-			if (m >= dst->iov_len) {
-				m -= dst->iov_len;
-				dst++;
-				n--;
-			} else {
-				dst->iov_base = (char *)dst->iov_base + m;
-				dst->iov_len -= m;
-				m = 0;
-			}
-		}
-		while (n > 0 && dst->iov_len == 0) {
-			dst++;
-			n--;
-		}
+		dst = (char *)dst + n;
+		raddr += (uint64_t)n;
+		len -= (size_t)n;
 	}
 	return 0;
 }
 
-int tp_cma_read(pid_t pid, void *dst, uint64_t raddr, size_t len, int refused)
-{
-	struct iovec l = {dst, len};
-
-	return len ? tp_cma_readv(pid, &l, 1, raddr, refused) : 0;
-}
-
-int tp_shm_getv(struct tp_shm *s, int li, struct iovec *dst, int n, uint64_t raddr)
+int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
 {
 	int rc;
 
 	__atomic_store_n(&s->coop[s->me].busy, 1, __ATOMIC_RELAXED);
-	rc = tp_cma_readv((pid_t)s->pids[li], dst, n, raddr, s->refused);
+	rc = tp_cma_read((pid_t)s->pids[li], dst, raddr, len, s->refused);
 	__atomic_store_n(&s->coop[s->me].busy, 0, __ATOMIC_RELAXED);
 	if (rc < 0) {
 		if (errno == EPERM || errno == ENOSYS)
@@ -648,13 +618,6 @@ int tp_shm_getv(struct tp_shm *s, int li, struct iovec *dst, int n, uint64_t rad
 		return -1;
 	}
 	return 0;
-}
-
-int tp_shm_get(struct tp_shm *s, int li, void *dst, uint64_t raddr, size_t len)
-{
-	struct iovec l = {dst, len};
-
-	return tp_shm_getv(s, li, &l, 1, raddr);
 }
 
 /* ---- large messages copied by receiver and sender together ----

@@ -487,7 +487,7 @@ int tp_shmx_can_get(const tp_t *tp, int peer)
 	return p && p->pid > 0 && tp->shmx->cma;
 }
 
-int tp_shmx_getv(tp_t *tp, int peer, struct iovec *dst, int n, uint64_t raddr)
+int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
 {
 	const struct pair *p = pair_of(tp, peer);
 
@@ -495,18 +495,11 @@ int tp_shmx_getv(tp_t *tp, int peer, struct iovec *dst, int n, uint64_t raddr)
 		errno = ENOTSUP;
 		return -1;
 	}
-	if (tp_cma_readv(p->pid, dst, n, raddr, tp->shmx->refused) < 0) {
+	if (tp_cma_read(p->pid, dst, raddr, len, tp->shmx->refused) < 0) {
 		/* not allowed here: CTS and data fragments from now on */
 		if (errno == EPERM || errno == ENOSYS)
 			tp->shmx->cma = 0;
 		return -1;
 	}
 	return 0;
-}
-
-int tp_shmx_get(tp_t *tp, int peer, void *dst, uint64_t raddr, size_t len)
-{
-	struct iovec l = {dst, len};
-
-	return tp_shmx_getv(tp, peer, &l, 1, raddr);
 }

@@ -333,60 +333,6 @@ static void test_explicit_bounds(void)
 	MPI_Type_free(&c3);
 }
 
-/* Messages of some MiB into and out of types of long runs: on one node the receiver reads them
- * from the sender run by run (tp_getv) where the runs are 1 KiB or more, through a
- * temporary where shorter; runs in reverse order too. What arrives is what was sent, and the
- * gaps between the runs are left alone. */
-static void test_large_runs(void)
-{
-	const int blks[] = {1024, 600, 100, 2048};
-
-	for (int t = 0; t < 4; t++) {
-		int blk = blks[t], nb = (3 << 20) / blk, rev = t == 3, bad = 0;
-		size_t n = (size_t)nb * (size_t)blk;
-		char *s = malloc(n), *r = malloc(2 * n), what[64];
-		MPI_Datatype v;
-
-		for (size_t i = 0; i < n; i++)
-			s[i] = (char)(i * 7 + i / 1000);
-		memset(r, 0x5a, 2 * n);
-		if (rev) {
-			int *bl = malloc(sizeof(int) * (size_t)nb),
-			    *dp = malloc(sizeof(int) * (size_t)nb);
-			for (int k = 0; k < nb; k++) {
-				bl[k] = blk;
-				dp[k] = (nb - 1 - k) * 2 * blk;
-			}
-			MPI_Type_indexed(nb, bl, dp, MPI_CHAR, &v);
-			free(bl);
-			free(dp);
-		} else {
-			MPI_Type_vector(nb, blk, 2 * blk, MPI_CHAR, &v);
-		}
-		MPI_Type_commit(&v);
-		snprintf(what, sizeof(what), "%d-byte runs%s, into", blk, rev ? " reversed" : "");
-		xfer(MPI_CHAR, (int)n, s, v, 1, r, what);
-		if (lk_rank == 1) {
-			for (int k = 0; k < nb; k++) {
-				size_t at = (size_t)(rev ? nb - 1 - k : k) * 2 * (size_t)blk;
-				bad +=
-				    memcmp(r + at, s + (size_t)k * (size_t)blk, (size_t)blk) != 0;
-				for (size_t g = at + (size_t)blk; g < at + 2 * (size_t)blk; g++)
-					bad += r[g] != 0x5a;
-			}
-			LK_CHECK(bad == 0, "%s: %d runs or gaps wrong", what, bad);
-		}
-		/* the other way: from the runs into a contiguous buffer */
-		memcpy(r, s, n);
-		memcpy(r + n, s, n);
-		snprintf(what, sizeof(what), "%d-byte runs%s, out of", blk, rev ? " reversed" : "");
-		xfer(v, 1, r, MPI_CHAR, (int)n, s, what);
-		MPI_Type_free(&v);
-		free(s);
-		free(r);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	lk_init(&argc, &argv, "lk_dtype");
@@ -402,6 +348,5 @@ int main(int argc, char **argv)
 	test_subarray();
 	test_free_pending();
 	test_explicit_bounds();
-	test_large_runs();
 	return lk_finish();
 }

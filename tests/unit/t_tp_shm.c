@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +12,6 @@
 #include "kvs_dir.h"
 #include "tap.h"
 #include "tp.h"
-#include "tp_internal.h"
 
 static int full_frags;    /* send every fragment at the largest size (exact ring laps) */
 static int mostly_small;  /* short records with a full-size one now and then (the ring's window) */
@@ -160,74 +158,6 @@ static void run(const char *what, int count)
 }
 
 /* Self path and CMA get within one endpoint. */
-/* tp_cma_readv, the scattered single-copy read (tp_getv) a receive into a noncontiguous
- * datatype uses: more pieces than one system call takes, empty pieces, gaps left alone, a read
- * refused, a source that ends in unmapped memory. From this process itself, as a peer's memory. */
-static void cma_readv(void)
-{
-	enum { NP = 3000 };
-	static struct iovec v[NP];
-	static size_t at[NP], len[NP];
-	size_t total = 0, span = 0;
-	char *src, *dst;
-	int bad = 0;
-
-	for (int i = 0; i < NP; i++) {
-		len[i] = i % 7 == 3 ? 0 : (size_t)(i * 37 % 1500) + 1;
-		at[i] = span;
-		span += len[i] + (size_t)(i % 5); /* gaps of 0-4 bytes between the pieces */
-		total += len[i];
-	}
-	src = malloc(total);
-	dst = malloc(span);
-	if (!src || !dst) {
-		ok(0, "cma_readv: memory");
-		return;
-	}
-	for (size_t i = 0; i < total; i++)
-		src[i] = (char)(i * 13 + i / 251);
-	memset(dst, 0x5a, span);
-	for (int i = 0; i < NP; i++)
-		v[i] = (struct iovec){dst + at[i], len[i]};
-	ok(tp_cma_readv(getpid(), v, NP, (uint64_t)(uintptr_t)src, 0) == 0,
-	   "cma_readv: %d pieces (%d a call), %zu bytes", NP, TP_IOV_BATCH, total);
-	for (size_t i = 0, k = 0; i < NP; i++) {
-		for (size_t j = 0; j < len[i]; j++, k++)
-			bad += dst[at[i] + j] != src[k];
-		if (i + 1 < NP)
-			for (size_t g = at[i] + len[i]; g < at[i + 1]; g++)
-				bad += dst[g] != 0x5a;
-	}
-	is_int(bad, 0, "cma_readv: every piece holds its bytes, every gap is untouched");
-	for (int i = 0; i < NP; i++)
-		v[i] = (struct iovec){dst + at[i], len[i]};
-	errno = 0;
-	ok(tp_cma_readv(getpid(), v, NP, (uint64_t)(uintptr_t)src, 1) < 0 && errno == EPERM,
-	   "cma_readv: refused -> EPERM");
-	{
-		long pg = sysconf(_SC_PAGESIZE);
-		char *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
-		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m != MAP_FAILED) {
-			munmap(m + pg, (size_t)pg);
-			memset(m, 0x33, (size_t)pg);
-			memset(dst, 0, (size_t)pg * 4);
-			/* 4 pieces of half a page: the first two from the mapped page */
-			for (int i = 0; i < 4; i++)
-				v[i] = (struct iovec){dst + (size_t)i * (size_t)pg, (size_t)pg / 2};
-			errno = 0;
-			ok(tp_cma_readv(getpid(), v, 4, (uint64_t)(uintptr_t)m, 0) < 0 &&
-			       errno == EFAULT && dst[0] == 0x33 && dst[pg + pg / 2 - 1] == 0x33 &&
-			       dst[2 * pg] == 0,
-			   "cma_readv: a source that runs into unmapped memory -> EFAULT, after "
-			   "the pieces it could read");
-			munmap(m, (size_t)pg);
-		}
-	}
-	free(src);
-	free(dst);
-}
-
 static void self_and_get(void)
 {
 	static const int local[1] = {0};
@@ -266,7 +196,6 @@ int main(void)
 	if (system(cmd) < 0)
 		return 1;
 	self_and_get();
-	cma_readv();
 	setenv("LAMKIT_SHM_RING", "65536", 1); /* small rings: wrap-around and queueing */
 	setenv("LAMKIT_SHM_LARGE", "copy", 1); /* the pipelined way for large messages */
 	expect_get = 0;
