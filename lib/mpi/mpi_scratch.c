@@ -33,22 +33,22 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static size_t *take(size_t n)
 {
 	size_t *p = NULL;
-	int best = -1;
 
-	if (n < KEEP_MIN)
-		goto fresh;
-	pthread_mutex_lock(&mu);
-	for (int i = 0; i < NKEEP; i++)
-		if (kept[i].p && kept[i].cap >= n && (best < 0 || kept[i].cap < kept[best].cap))
-			best = i;
-	if (best >= 0) {
-		p = kept[best].p;
-		kept_total -= kept[best].cap;
-		kept[best].p = NULL;
-		kept[best].cap = 0;
+	if (n >= KEEP_MIN) {
+		int best = -1;
+		pthread_mutex_lock(&mu);
+		for (int i = 0; i < NKEEP; i++)
+			if (kept[i].p && kept[i].cap >= n &&
+			    (best < 0 || kept[i].cap < kept[best].cap))
+				best = i;
+		if (best >= 0) {
+			p = kept[best].p;
+			kept_total -= kept[best].cap;
+			kept[best].p = NULL;
+			kept[best].cap = 0;
+		}
+		pthread_mutex_unlock(&mu);
 	}
-	pthread_mutex_unlock(&mu);
-fresh:
 	if (!p && (p = malloc(n)))
 		*p = n;
 	return p;
@@ -91,23 +91,6 @@ static void give(size_t *p)
 	free(p);
 }
 
-void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base)
-{
-	size_t n = count > 0
-	               ? (size_t)(count - 1) * (size_t)d->extent + (size_t)(d->true_ub - d->true_lb)
-	               : 0;
-	size_t *p = take(n + HDR);
-
-	*base = p ? mpii_at((char *)p + HDR, -d->true_lb) : NULL;
-	return p;
-}
-
-void mpii_tmpbuf_free(void *mem)
-{
-	if (mem)
-		give(mem);
-}
-
 void *mpii_scratch(size_t n)
 {
 	size_t *p = take(n + HDR);
@@ -119,6 +102,23 @@ void mpii_scratch_free(void *data)
 {
 	if (data)
 		give((size_t *)(void *)((char *)data - HDR));
+}
+
+/* The collectives' form: room for count elements of d; the buffer is an mpii_scratch one. */
+void *mpii_tmpbuf(struct mpii_dtype *d, int count, char **base)
+{
+	size_t n = count > 0
+	               ? (size_t)(count - 1) * (size_t)d->extent + (size_t)(d->true_ub - d->true_lb)
+	               : 0;
+	char *p = mpii_scratch(n);
+
+	*base = p ? mpii_at(p, -d->true_lb) : NULL;
+	return p;
+}
+
+void mpii_tmpbuf_free(void *mem)
+{
+	mpii_scratch_free(mem);
 }
 
 int mpii_scratch_kept(size_t *bytes)
