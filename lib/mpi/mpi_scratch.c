@@ -62,8 +62,12 @@ static void give(size_t *p)
 	void *drop[NKEEP];
 	int ndrop = 0;
 
+	if (n < KEEP_MIN || n > KEEP_MAX) { /* never kept: no lock on small messages' path */
+		free(p);
+		return;
+	}
 	pthread_mutex_lock(&mu);
-	while (p && n >= KEEP_MIN && n <= KEEP_MAX) {
+	while (p) {
 		int empty = -1, small = -1;
 		for (int i = 0; i < NKEEP; i++) {
 			if (!kept[i].p)
