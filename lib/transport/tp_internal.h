@@ -251,6 +251,10 @@ struct tp_udp *tp_udp_create(tp_t *tp, char *err, size_t errlen);
 void tp_udp_destroy(struct tp_udp *u, int timeout_ms);
 int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
                 size_t len, void *cookie);
+/* The same, the payload always copied (0 or -1): for a sender that will not be told when a
+ * payload kept by reference is done with (tp_mp.c: a fragment with no tracking entry). */
+int tp_udp_send_copy(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
+                     size_t len);
 int tp_udp_poll(struct tp_udp *u);
 /* Every packet acknowledged and FINs exchanged (bounded); then the probe thread answers
  * retransmissions while the caller blocks elsewhere. 0, or -1 on timeout. */

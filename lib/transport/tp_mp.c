@@ -503,8 +503,12 @@ int tp_mp_put_raw(tp_t *tp, int peer, int path, uint32_t seq, void *cookie, cons
 
 	memcpy(h2, hdr, hlen);
 	memcpy(h2 + hlen, &seq, 4);
+	/* udp keeps a large payload by reference until its own acknowledgement; without a cookie
+	 * nobody would hear when that is (a copy kept in mp_keep, freed by the end-to-end ACK, or
+	 * the caller's buffer, reused at once), so such a payload is copied */
 	if (path == 1)
-		return tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, cookie);
+		return cookie ? tp_udp_send(tp->udp, peer, h2, hlen + 4, data, len, cookie)
+		              : tp_udp_send_copy(tp->udp, peer, h2, hlen + 4, data, len);
 	return tp_tcp_send(path == 0 ? tp->tcp : tp->tcp2, peer, h2, hlen + 4, data, len, cookie);
 }
 

@@ -116,8 +116,8 @@ fail:
 	return NULL;
 }
 
-int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
-                size_t len, void *cookie)
+static int udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
+                    size_t len, void *cookie, int may_ref)
 {
 	struct peer *p = &u->p[peer];
 	struct tp_frag *f;
@@ -131,7 +131,7 @@ int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const 
 		return -1;
 	/* Payloads are kept until acknowledged: large ones by reference, and a message's last
 	 * fragment also when earlier ones are still unacknowledged (ops.sent comes in order). */
-	ref = len > EAGER_MAX || (cookie && p->q.head);
+	ref = may_ref && (len > EAGER_MAX || (cookie && p->q.head));
 	f = tp_frag_new(hdr, hlen, data, len, ref, cookie);
 	if (!f)
 		return -1;
@@ -143,6 +143,18 @@ int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const 
 	u->nwait++;
 	tp_udp_fill_window(u, peer);
 	return ref;
+}
+
+int tp_udp_send(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
+                size_t len, void *cookie)
+{
+	return udp_send(u, peer, hdr, hlen, data, len, cookie, 1);
+}
+
+int tp_udp_send_copy(struct tp_udp *u, int peer, const void *hdr, size_t hlen, const void *data,
+                     size_t len)
+{
+	return udp_send(u, peer, hdr, hlen, data, len, NULL, 0);
 }
 
 /* Check and dispatch one datagram that arrived on local route lr. */
