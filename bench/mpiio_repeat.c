@@ -2,7 +2,8 @@
  * call (new buffers, new pages) from the calls after it. Each rank's blocks of B bytes are dealt
  * round robin (a vector view), M MiB a rank; N write_at_all, then N read_at_all. Any MPI.
  *
- * usage: mpiio_repeat FILE [-b BLOCK] [-s MiB] [-n CALLS]   (defaults 1024, 16, 5)
+ * usage: mpiio_repeat FILE [-b BLOCK] [-s MiB] [-n CALLS] [-c CB_BUFFER_SIZE]
+ * (defaults 1024, 16, 5, the MPI's own cb_buffer_size; -c sets the hint at open)
  * Rank 0 prints "write: a b c ... MB/s" and "read: ..." (all ranks' bytes / the slowest rank's
  * time of each call, MB = 1e6 B); the data read back is checked. */
 #include <mpi.h>
@@ -14,6 +15,8 @@ int main(int argc, char **argv)
 {
 	int rank, size, calls = 5, bad = 0, allbad = 0;
 	long blk = 1024, mib = 16;
+	const char *cbs = NULL;
+	MPI_Info info = MPI_INFO_NULL;
 	MPI_Datatype chunk, vec, ft;
 	MPI_File fh;
 
@@ -27,12 +30,15 @@ int main(int argc, char **argv)
 			mib = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "-n"))
 			calls = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "-c"))
+			cbs = argv[i + 1];
 	}
 	long bytes = mib << 20, nblk = blk > 0 ? bytes / blk : 0;
 	if (argc < 2 || nblk <= 0 || bytes % blk || calls <= 0) {
 		if (rank == 0)
 			fprintf(stderr,
-			        "usage: mpiio_repeat FILE [-b BLOCK] [-s MiB] [-n CALLS]\n");
+			        "usage: mpiio_repeat FILE [-b BLOCK] [-s MiB] [-n CALLS] [-c "
+			        "CB_BUFFER_SIZE]\n");
 		MPI_Finalize();
 		return 100;
 	}
@@ -46,7 +52,13 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		MPI_File_delete(argv[1], MPI_INFO_NULL);
 	MPI_Barrier(MPI_COMM_WORLD);
-	MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+	if (cbs) {
+		MPI_Info_create(&info);
+		MPI_Info_set(info, "cb_buffer_size", cbs);
+	}
+	MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
+	if (cbs)
+		MPI_Info_free(&info);
 	MPI_File_set_view(fh, (MPI_Offset)rank * blk, chunk, ft, "native", MPI_INFO_NULL);
 	for (int op = 0; op < 2; op++) {
 		if (rank == 0)
