@@ -1,7 +1,7 @@
 /* tests/unit/t_mpi_scratch.c: the kept scratch buffers of lamkit's MPI (lib/mpi/mpi_scratch.c):
  * a released buffer is handed out again, small and huge ones are not kept, and what is kept
- * stays within its count and bytes, the smallest going first. The buffers are never touched, so
- * the 16 MiB ones cost address space only. */
+ * stays within its count and bytes, the smallest going first; from 2 MiB whole 2 MiB pages. The
+ * buffers are never touched, so the 16 MiB ones cost address space only. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,5 +66,24 @@ int main(void)
 	mpii_tmpbuf_fini();
 	n = mpii_scratch_kept(&bytes);
 	ok(n == 0 && bytes == 0, "fini frees them all");
+
+	/* 2 MiB and up: whole huge pages, aligned, the header in an ordinary page before them */
+	a = mpii_scratch(2 * MiB);
+	ok(a && ((size_t)a & (2 * MiB - 1)) == 0, "2 MiB: aligned to a 2 MiB page");
+	memset(a, 3, 2 * MiB);
+	mpii_scratch_free(a);
+	n = mpii_scratch_kept(&bytes);
+	ok(n == 1 && bytes == 2 * MiB + 16, "kept as 2 MiB and its header, not 4 MiB (%zu bytes)",
+	   bytes);
+	b = mpii_scratch(3 * MiB);
+	ok(b && b != a && ((size_t)b & (2 * MiB - 1)) == 0, "3 MiB: a new one, aligned");
+	memset(b, 4, 3 * MiB);
+	mpii_scratch_free(b);
+	n = mpii_scratch_kept(&bytes);
+	ok(n == 2 && bytes == 6 * MiB + 32, "rounded up to 4 MiB (%d kept, %zu bytes)", n, bytes);
+	a = mpii_scratch(2 * MiB + 100);
+	ok(a == b && a[3 * MiB] == 0 && a[0] == 4, "the 4 MiB one serves 2 MiB and more");
+	mpii_scratch_free(a);
+	mpii_tmpbuf_fini();
 	return done_testing();
 }
