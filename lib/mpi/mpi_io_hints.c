@@ -10,10 +10,10 @@ void mpio_hints_default(struct mpio_hints *h, int nnodes)
 {
 	memset(h, 0, sizeof(*h));
 	/* ROMIO's default is 16 MiB. Every page of the round buffers is a new one in a process's
-	 * first two-phase call, and a new page costs ~10 us where memory is virtualised by shadow
-	 * paging: 4 MiB made a first write_all of 16 MiB a rank (1 KiB blocks) 2-4x faster on 2 and
-	 * 4 ranks, a first read_all up to 2x, the later calls the same (doc/MPI-IO.md) */
-	h->cb_buffer_size = 4 << 20;
+	 * first two-phase call, ~10 us each where memory is shadow-paged and THP is off; with huge
+	 * pages (mpi_scratch.c) 4, 8 and 16 MiB made first calls alike, and 8 MiB the later reads
+	 * at 4 ranks ~10 % faster than either (doc/MPI-IO.md, "A first call") */
+	h->cb_buffer_size = 8 << 20;
 	h->cb_nodes = nnodes > 0 ? nnodes : 1;
 	h->cb_read = h->cb_write = MPIO_AUTO;
 	h->ds_read = h->ds_write = MPIO_AUTO;

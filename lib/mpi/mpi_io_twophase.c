@@ -489,7 +489,7 @@ int mpio_tp_start(struct mpio_acc *a, const struct mpio_cinfo *all, int tag, str
 	/* two round buffers of half cb_buffer_size each: an aggregator's buffers take what ROMIO's
 	 * one does, and a first call, whose buffers are new pages, touches half as many (2 ranks,
 	 * 1 KiB blocks, 16 MiB a rank, a first write_all with cb_buffer_size 16 MiB: 140-172 ->
-	 * 307-330 MB/s; the default is 4 MiB now, mpi_io_hints.c) */
+	 * 307-330 MB/s; the default is 8 MiB now, mpi_io_hints.c) */
 	t->cbs = a->f->h.cb_buffer_size >= 128 << 10 ? a->f->h.cb_buffer_size / 2
 	                                             : a->f->h.cb_buffer_size;
 	t->eof = INT64_MAX;
