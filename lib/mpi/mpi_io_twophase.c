@@ -503,11 +503,15 @@ int mpio_tp_start(struct mpio_acc *a, const struct mpio_cinfo *all, int tag, str
 	if (rc == MPI_SUCCESS)
 		rc = post_mine(t);
 	if (rc == MPI_SUCCESS && t->mine >= 0) {
+		/* a domain smaller than a round needs no more than itself: every new page of a
+		 * first call counts */
+		MPI_Offset span = t->ahi[t->mine] - t->alo[t->mine];
+		size_t rbytes = (size_t)(span < t->cbs ? span : t->cbs);
 		t->nrounds = (int)rounds_of(t, t->mine);
 		for (int k = 0; k < 2 && k < t->nrounds && rc == MPI_SUCCESS; k++) {
 			struct rbuf *b = &t->rb[k];
 			b->fd = t->f->fd;
-			b->buf = mpii_scratch((size_t)t->cbs);
+			b->buf = mpii_scratch(rbytes);
 			b->req = calloc((size_t)t->n, sizeof(*b->req));
 			b->types = calloc((size_t)t->n, sizeof(*b->types));
 			if (!b->buf || !b->req || !b->types)

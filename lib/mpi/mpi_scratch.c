@@ -12,7 +12,7 @@
  * At most NKEEP buffers are kept, from KEEP_MIN to KEEP_MAX bytes and KEEP_TOTAL in all; the
  * smallest go first. A lock, as the RMA progress thread may complete a send.
  *
- * Buffers of HUGE_MIN and more are mappings of whole 2 MiB pages, aligned, marked for
+ * Buffers of 1 MiB (HUGE_MIN) and more are mappings of whole 2 MiB pages, aligned, marked for
  * transparent huge pages (mpii_map_huge): one fault then brings in 2 MiB. On this PVM guest
  * (THP "madvise") a first memset of 32 MiB so went 282-287 -> 536-11752 MB/s, a first pwrite
  * from it 465-473 -> 3268-4378, a first pread into it 271-302 -> 557-6715 (the low figures
@@ -31,7 +31,7 @@
 #define KEEP_TOTAL ((size_t)128 << 20)
 #define HDR        16 /* the size and how it was made, a header that keeps the data 16-byte aligned */
 #define HUGE       ((size_t)2 << 20)
-#define HUGE_MIN   HUGE /* from here a mapping of huge pages (below, rounding up costs too much) */
+#define HUGE_MIN   (HUGE / 2) /* from here huge pages: at most twice the memory asked for */
 #define PAGE       ((size_t)4096)
 
 void *mpii_map_huge(size_t n, size_t *len)

@@ -13,7 +13,8 @@ void mpii_scratch_free(void *data);
 int mpii_scratch_kept(size_t *bytes);
 void mpii_tmpbuf_fini(void);
 
-#define MiB ((size_t)1 << 20)
+#define MiB  ((size_t)1 << 20)
+#define HALF (MiB / 2)
 
 int main(void)
 {
@@ -22,14 +23,15 @@ int main(void)
 	int n;
 
 	is_int(mpii_scratch_kept(&bytes), 0, "nothing kept at first");
-	a = mpii_scratch(MiB);
-	ok(a && ((size_t)a & 15) == 0, "1 MiB, 16-byte aligned");
-	memset(a, 7, MiB);
+	a = mpii_scratch(HALF);
+	ok(a && ((size_t)a & 15) == 0, "512 KiB, 16-byte aligned");
+	memset(a, 7, HALF);
 	mpii_scratch_free(a);
 	n = mpii_scratch_kept(&bytes);
-	ok(n == 1 && bytes >= MiB && bytes < MiB + 64, "released: kept (%d, %zu bytes)", n, bytes);
-	b = mpii_scratch(512 << 10);
-	ok(b == a && b[0] == 7 && b[MiB - 1] == 7, "a smaller request gets the kept buffer");
+	ok(n == 1 && bytes >= HALF && bytes < HALF + 64, "released: kept (%d, %zu bytes)", n,
+	   bytes);
+	b = mpii_scratch(256 << 10);
+	ok(b == a && b[0] == 7 && b[HALF - 1] == 7, "a smaller request gets the kept buffer");
 	is_int(mpii_scratch_kept(&bytes), 0, "handed out: no longer kept");
 	mpii_scratch_free(b);
 
@@ -42,7 +44,7 @@ int main(void)
 	for (int i = 0; i < 10; i++)
 		mpii_scratch_free(v[i]);
 	n = mpii_scratch_kept(&bytes);
-	/* 1 MiB + 7 x 16 MiB fit in 128 MiB; an eighth 16 MiB buffer evicts the 1 MiB one and
+	/* 512 KiB + 7 x 16 MiB fit in 128 MiB; an eighth 16 MiB buffer evicts the small one and
 	 * then finds no room (8 x 16 MiB and the headers are more) */
 	ok(n == 7 && bytes <= 128 * MiB, "ten 16 MiB released: 7 kept, %zu bytes <= 128 MiB",
 	   bytes);
@@ -67,7 +69,13 @@ int main(void)
 	n = mpii_scratch_kept(&bytes);
 	ok(n == 0 && bytes == 0, "fini frees them all");
 
-	/* 2 MiB and up: whole huge pages, aligned, the header in an ordinary page before them */
+	/* 1 MiB and up: whole huge pages, aligned, the header in an ordinary page before them */
+	a = mpii_scratch(MiB);
+	ok(a && ((size_t)a & (2 * MiB - 1)) == 0, "1 MiB: aligned to a 2 MiB page");
+	mpii_scratch_free(a);
+	n = mpii_scratch_kept(&bytes);
+	ok(n == 1 && bytes == 2 * MiB + 16, "1 MiB: kept as a 2 MiB page (%zu bytes)", bytes);
+	mpii_tmpbuf_fini();
 	a = mpii_scratch(2 * MiB);
 	ok(a && ((size_t)a & (2 * MiB - 1)) == 0, "2 MiB: aligned to a 2 MiB page");
 	memset(a, 3, 2 * MiB);
