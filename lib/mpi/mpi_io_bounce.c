@@ -38,9 +38,7 @@ enum { BY_AUTO, BY_ALWAYS, BY_NEVER };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int policy, dear;
-static char *slots; /* NSLOTS of BOUNCE_BYTES in one huge page (mpii_map_huge), made once */
-static size_t slots_len;
-static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *slot[NSLOTS];
 static atomic_int busy[NSLOTS];
 static atomic_llong n_large, n_bounced, b_bounced; /* LAMKIT_IO_STATS */
 
@@ -190,18 +188,17 @@ static char *take(struct mpio_copy *c)
 		int z = 0;
 		if (!atomic_compare_exchange_strong(&busy[i], &z, 1))
 			continue;
-		/* one fault for both slots, not 64 each: the first bounced call of a process paid
-		 * ~1.5 ms for its slot's new pages on this PVM guest, more than a 1 MiB transfer */
-		pthread_mutex_lock(&slots_mu);
-		if (!slots)
-			slots = mpii_map_huge((size_t)NSLOTS * BOUNCE_BYTES, &slots_len);
-		pthread_mutex_unlock(&slots_mu);
-		if (!slots) {
-			atomic_store(&busy[i], 0);
-			return NULL;
+		if (!slot[i]) {
+			void *m = mmap(NULL, BOUNCE_BYTES, PROT_READ | PROT_WRITE,
+			               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED) {
+				atomic_store(&busy[i], 0);
+				return NULL;
+			}
+			slot[i] = m;
 		}
 		c->slot = i;
-		return slots + (size_t)i * BOUNCE_BYTES;
+		return slot[i];
 	}
 	return NULL;
 }
@@ -239,12 +236,12 @@ void mpio_bounce_fini(void)
 		                                             : "not probed (never bounce)"),
 		    (long long)atomic_load(&n_bounced), (long long)atomic_load(&n_large),
 		    (long long)atomic_load(&b_bounced));
-	pthread_mutex_lock(&slots_mu);
-	mpii_unmap_huge(slots, slots_len);
-	slots = NULL;
-	pthread_mutex_unlock(&slots_mu);
-	for (int i = 0; i < NSLOTS; i++)
+	for (int i = 0; i < NSLOTS; i++) {
+		if (slot[i])
+			munmap(slot[i], BOUNCE_BYTES);
+		slot[i] = NULL;
 		atomic_store(&busy[i], 0);
+	}
 }
 
 static MPI_Offset bounced(struct mpio_copy *c, int write, int fd, char *buf, MPI_Offset n,
