@@ -13,7 +13,7 @@
  * smallest go first. A lock, as the RMA progress thread may complete a send.
  *
  * Buffers of 1 MiB (HUGE_MIN) and more are mappings of whole 2 MiB pages, aligned, marked for
- * transparent huge pages (mpii_map_huge): one fault then brings in 2 MiB. On this PVM guest
+ * transparent huge pages (map_huge): one fault then brings in 2 MiB. On this PVM guest
  * (THP "madvise") a first memset of 32 MiB so went 282-287 -> 536-11752 MB/s, a first pwrite
  * from it 465-473 -> 3268-4378, a first pread into it 271-302 -> 557-6715 (the low figures
  * when the kernel had to compact memory for the first huge pages). Where THP is off the
@@ -34,7 +34,10 @@
 #define HUGE_MIN   (HUGE / 2) /* from here huge pages: at most twice the memory asked for */
 #define PAGE       ((size_t)4096)
 
-void *mpii_map_huge(size_t n, size_t *len)
+/* n bytes or more (*len: how many) in whole 2 MiB pages, aligned to them and marked for
+ * transparent huge pages, with an ordinary page before them (the header's); NULL when mmap
+ * fails. */
+static void *map_huge(size_t n, size_t *len)
 {
 	size_t want = (n + HUGE - 1) & ~(HUGE - 1), span = want + HUGE + PAGE;
 	char *m, *a;
@@ -58,7 +61,7 @@ void *mpii_map_huge(size_t n, size_t *len)
 	return a;
 }
 
-void mpii_unmap_huge(void *data, size_t len)
+static void unmap_huge(void *data, size_t len)
 {
 	if (data)
 		munmap((char *)data - PAGE, len + PAGE);
@@ -93,7 +96,7 @@ static size_t *take(size_t n)
 	}
 	if (!p && n - HDR >= HUGE_MIN) {
 		size_t len;
-		char *a = mpii_map_huge(n - HDR, &len);
+		char *a = map_huge(n - HDR, &len);
 		if (a) {
 			p = (size_t *)(void *)(a - HDR);
 			p[0] = HDR + len;
@@ -111,7 +114,7 @@ static size_t *take(size_t n)
 static void drop(size_t *p)
 {
 	if (p && p[1])
-		mpii_unmap_huge((char *)p + HDR, p[0] - HDR);
+		unmap_huge((char *)p + HDR, p[0] - HDR);
 	else
 		free(p);
 }

@@ -415,10 +415,6 @@ void mpii_tmpbuf_free(void *mem);
 /* n bytes (16-byte aligned) from the same kept buffers; mpii_scratch_free gives them back. */
 void *mpii_scratch(size_t n);
 void mpii_scratch_free(void *data);
-/* n bytes or more (*len: how many) in whole 2 MiB pages, aligned to them and marked for
- * transparent huge pages, with an ordinary page before them; NULL when mmap fails. */
-void *mpii_map_huge(size_t n, size_t *len);
-void mpii_unmap_huge(void *data, size_t len);
 /* How many buffers are kept, and their bytes (tests/unit/t_mpi_scratch). */
 int mpii_scratch_kept(size_t *bytes);
 /* Free what is kept (MPI_Finalize). */
