@@ -15,9 +15,8 @@
  * Buffers of 1 MiB (HUGE_MIN) and more are mappings of whole 2 MiB pages, aligned, marked for
  * transparent huge pages (map_huge): one fault then brings in 2 MiB. On this PVM guest
  * (THP "madvise") a first memset of 32 MiB so went 282-287 -> 536-11752 MB/s, a first pwrite
- * from it 465-473 -> 3268-4378, a first pread into it 271-302 -> 557-6715 (the low figures
- * when the kernel had to compact memory for the first huge pages). Where THP is off the
- * mapping is plain pages, as malloc's would be. */
+ * from it 465-473 -> 3268-4378, a first pread into it 271-302 -> 557-6715 (the low figures in
+ * the first of two runs). Where THP is off the mapping is plain pages, as malloc's would be. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* tests/unit/t_mpi_scratch.c: the kept scratch buffers of lamkit's MPI (lib/mpi/mpi_scratch.c):
  * a released buffer is handed out again, small and huge ones are not kept, and what is kept
- * stays within its count and bytes, the smallest going first; from 2 MiB whole 2 MiB pages. The
+ * stays within its count and bytes, the smallest going first; from 1 MiB whole 2 MiB pages. The
  * buffers are never touched, so the 16 MiB ones cost address space only. */
 #include <stddef.h>
 #include <stdio.h>

@@ -558,8 +558,8 @@ static void failover_kept_copy(void)
 	is_int(s0.got, N, "failover kept copy: %d fragments handed up exactly once", N);
 	is_int(s0.bad + s0.order_bad, 0, "failover kept copy: in order, every byte verified");
 	tp_mp_fo_counts(b, 0, &downs, &resent, &acks, &dups);
-	ok(downs == 1 && resent >= 1,
-	   "failover kept copy: tcp down once, %llu kept fragment(s) sent again over udp",
+	ok(downs >= 1 && resent >= 1,
+	   "failover kept copy: tcp went down, %llu kept fragment(s) sent again over udp",
 	   (unsigned long long)resent);
 	tp_destroy(a, 0);
 	tp_destroy(b, 0);
