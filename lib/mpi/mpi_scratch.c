@@ -93,17 +93,15 @@ static size_t *take(size_t n)
 		}
 		pthread_mutex_unlock(&mu);
 	}
-	if (!p && n - HDR >= HUGE_MIN) {
-		size_t len;
-		char *a = map_huge(n - HDR, &len);
-		if (a) {
-			p = (size_t *)(void *)(a - HDR);
-			p[0] = HDR + len;
-			p[1] = 1; /* a mapping */
-			return p;
-		}
-	}
-	if (!p && (p = malloc(n))) {
+	if (p)
+		return p;
+	size_t len = 0;
+	char *a = n - HDR >= HUGE_MIN ? map_huge(n - HDR, &len) : NULL;
+	if (a) {
+		p = (size_t *)(void *)(a - HDR);
+		p[0] = HDR + len;
+		p[1] = 1; /* a mapping */
+	} else if ((p = malloc(n))) {
 		p[0] = n;
 		p[1] = 0;
 	}
