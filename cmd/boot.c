@@ -341,6 +341,33 @@ int cmd_boot(int argc, char **argv)
 	return nfail ? 1 : 0;
 }
 
+/* After grow: wait until the new agent of node index is in the watch (it found the head, or
+ * it is the one node up), so that `nodes` and the next job see the node up the moment grow
+ * returns. Finding the head costs it at most one watch timeout per node asked (a node that
+ * does not answer). 0, or 1 after saying why not. */
+static int wait_joined(const struct boot_universe *u, int index, const char *host, int verbose)
+{
+	int tmo = u->watch_timeout_ms > 0 ? u->watch_timeout_ms : BOOT_WATCH_TIMEOUT_MS;
+	int wait = tmo * (u->nnodes + 1), head = 0;
+	int64_t t0 = core_now_ms();
+
+	if (u->watch_off)
+		return 0;
+	wait = wait < 5000 ? 5000 : wait > 60000 ? 60000 : wait;
+	if (boot_universe_joined(u, index, wait, &head) < 0) {
+		fprintf(stderr,
+		        "lamkit grow: %s: its agent runs but has not found the universe's head in "
+		        "%.1f s (%s); it keeps looking: 'lamkit nodes' shows it up once it has\n",
+		        host, (double)wait / 1000,
+		        head ? "it follows none it can reach" : "it named no head yet");
+		return 1;
+	}
+	if (verbose)
+		printf("lamkit grow: %s joined the watch (its head: node %d) in %.2f s\n", host,
+		       head, (double)(core_now_ms() - t0) / 1000);
+	return 0;
+}
+
 /* Bring node n, which is down, back in place: a new agent with its index, slots and keys,
  * started after it wiped what the old agent left; the state gets its new address, port, pid. */
 static int grow_repair(const struct bopts *o, struct boot_universe *u, struct boot_unode *n,
@@ -398,12 +425,15 @@ static int grow_repair(const struct bopts *o, struct boot_universe *u, struct bo
 	if (in->wipe[0] && o->verbose)
 		printf("lamkit grow: %s\n", in->wipe);
 	boot_srv_commit(b.srv, u);
-	printf("lamkit grow: %s back as node %d (%d cpu(s)) in %.2f s; what its old agent left was "
-	       "wiped\n",
-	       host, n->index, n->cpus, (double)(core_now_ms() - t0) / 1000);
 	bootlua_close(&b);
+	rc = wait_joined(u, n->index, host, o->verbose);
+	if (!rc)
+		printf("lamkit grow: %s back as node %d (%d cpu(s)) in %.2f s; what its old agent "
+		       "left "
+		       "was wiped\n",
+		       host, n->index, n->cpus, (double)(core_now_ms() - t0) / 1000);
 	boot_universe_free(u);
-	return 0;
+	return rc;
 }
 
 /* grow NODE of a node the universe has already: the watch must have it down (a live one is
@@ -504,10 +534,13 @@ int cmd_grow(int argc, char **argv)
 		return 1;
 	}
 	boot_srv_commit(b.srv, &u);
-	printf("lamkit grow: %s up as node %d (%d cpu(s)) in %.2f s; the universe has %d node(s)\n",
-	       o.schema, next, u.nodes[u.nnodes - 1].cpus, (double)(core_now_ms() - t0) / 1000,
-	       u.nnodes);
 	bootlua_close(&b);
+	rc = wait_joined(&u, next, o.schema, o.verbose);
+	if (!rc)
+		printf("lamkit grow: %s up as node %d (%d cpu(s)) in %.2f s; the universe has %d "
+		       "node(s)\n",
+		       o.schema, next, u.nodes[u.nnodes - 1].cpus,
+		       (double)(core_now_ms() - t0) / 1000, u.nnodes);
 	boot_universe_free(&u);
-	return 0;
+	return rc;
 }

@@ -30,17 +30,24 @@ int cmd_nodes(int argc, char **argv)
 	                           .reply_type = BOOT_MSG_STATUS_REPLY,
 	                           .timeout_ms = 5000,
 	                           .view = &view};
-	int nok = boot_ucall_ex(&u, &q, r), ndown = 0;
+	int told = 0; /* nodes that answered, or that the view has down */
+	boot_ucall_ex(&u, &q, r);
 	printf("%-5s %-16s %-22s %5s %-5s %-8s %5s %6s %9s\n", "node", "host", "address", "cpus",
 	       "sched", "state", "jobs", "ranks", "uptime");
 	for (int i = 0; i < u.nnodes; i++) {
 		const struct boot_unode *n = &u.nodes[i];
 		char addr[96], up[32] = "-", jobs[16] = "-", ranks[16] = "-", note[240] = "";
+		/* the watch's view decides: an agent that answers on a node the view has down is
+		 * one declared down that has not heard yet (cut off until now), or one `grow`
+		 * started that has not found the head yet; the jobs place around it either way */
 		const struct boot_wdown *d = boot_wsummary_find(&view, n->index);
-		if (r[i].down && d) {
+		if (d) {
 			boot_wdown_text(d, note, sizeof note);
-			ndown++;
+			if (r[i].ok)
+				snprintf(note + strlen(note), sizeof note - strlen(note),
+				         "; an agent there still answers");
 		}
+		told += r[i].ok || d;
 		snprintf(addr, sizeof addr, "%s:%d", n->addr, n->port);
 		if (r[i].ok) {
 			struct core_rbuf rb = {.p = r[i].reply, .len = r[i].rlen};
@@ -57,17 +64,17 @@ int cmd_nodes(int argc, char **argv)
 			}
 		}
 		printf("%-5d %-16s %-22s %5d %-5s %-8s %5s %6s %9s%s%s\n", n->index, n->host, addr,
-		       n->cpus, n->schedule ? "yes" : "no", r[i].ok ? "up" : "down", jobs, ranks,
-		       up, note[0] ? "  " : "", note);
+		       n->cpus, n->schedule ? "yes" : "no", r[i].ok && !d ? "up" : "down", jobs,
+		       ranks, up, note[0] ? "  " : "", note);
 	}
 	for (int i = 0; i < u.nnodes; i++)
-		if (!r[i].ok && !r[i].down)
+		if (!r[i].ok && !boot_wsummary_find(&view, u.nodes[i].index))
 			fprintf(stderr, "lamkit nodes: %s\n", r[i].why);
 	boot_ucall_free(r, u.nnodes);
 	free(r);
 	boot_wsummary_free(&view);
 	/* a node the watch declared down is an answer; one nobody can tell about is not */
-	int rc = nok + ndown == u.nnodes ? 0 : 1;
+	int rc = told == u.nnodes ? 0 : 1;
 	boot_universe_free(&u);
 	return rc;
 }

@@ -63,6 +63,11 @@ struct boot_place_node *boot_universe_place_nodes(const struct boot_universe *u)
  * of its own where it is up. 0, or -1 when no agent answered (v then knows nothing). */
 int boot_universe_view(const struct boot_universe *u, int skip, int timeout_ms,
                        struct boot_wsummary *v);
+/* Wait (at most timeout_ms) until the agent of node `index`, just started by `grow`, is in the
+ * universe's watch: its own view names a head and not itself down, and a head of its own only
+ * when it is the one node up. 0 (*head: the head it follows), or -1 (*head: what it last
+ * said, 0 when it named none yet). */
+int boot_universe_joined(const struct boot_universe *u, int index, int timeout_ms, int *head);
 /* Nodes the view has down no longer take ranks (their schedule is cleared). -1 with one line in
  * err when the -hosts filter names one of them; else how many of the nodes that would take
  * ranks were taken out (nodes has u->nnodes entries, in u's order). */

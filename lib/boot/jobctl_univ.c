@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define VIEW_WAIT_MS 1000 /* no view yet after this: ask a node the job does not use */
@@ -53,6 +54,58 @@ int boot_universe_view(const struct boot_universe *u, int skip, int timeout_ms,
 	free(r);
 	free(only);
 	return v->known ? 0 : -1;
+}
+
+/* Whether node index, with view v of its own, is in the watch (boot_universe_joined). */
+static int joined(const struct boot_universe *u, int index, const struct boot_wsummary *v)
+{
+	if (!v->known || !v->head || boot_wsummary_find(v, index))
+		return 0;
+	if (v->head != index)
+		return 1;
+	/* it leads: right when every other node is down, else it found none of them yet */
+	for (int i = 0; i < u->nnodes; i++)
+		if (u->nodes[i].index != index && !boot_wsummary_find(v, u->nodes[i].index))
+			return 0;
+	return 1;
+}
+
+int boot_universe_joined(const struct boot_universe *u, int index, int timeout_ms, int *head)
+{
+	char *only = malloc((size_t)u->nnodes + 1);
+	struct boot_ucall_res *r = calloc((size_t)u->nnodes + 1, sizeof *r);
+	int64_t end = core_now_ms() + timeout_ms;
+	int rc = -1;
+
+	*head = 0;
+	for (int i = 0; only && i < u->nnodes; i++)
+		only[i] = u->nodes[i].index == index;
+	while (only && r) {
+		struct boot_wsummary v = {0};
+		int64_t left = end - core_now_ms();
+		struct boot_ucall_req q = {.type = 0,
+		                           .timeout_ms =
+		                               left < 2000 ? (int)(left > 0 ? left : 1) : 2000,
+		                           .view = &v,
+		                           .only = only};
+		boot_ucall_ex(u, &q, r);
+		boot_ucall_free(r, u->nnodes);
+		memset(r, 0, (size_t)u->nnodes * sizeof *r);
+		if (v.known)
+			*head = v.head;
+		int ok = joined(u, index, &v);
+		boot_wsummary_free(&v);
+		if (ok) {
+			rc = 0;
+			break;
+		}
+		if (core_now_ms() + 100 >= end)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+	}
+	free(only);
+	free(r);
+	return rc;
 }
 
 int boot_universe_place_up(const struct boot_universe *u, const struct boot_wsummary *v,
