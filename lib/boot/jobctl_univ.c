@@ -262,9 +262,16 @@ static void view_check(struct ctl *c)
 			boot_ctl_unreachable(&c->ag[i], c->ag[i].early);
 			return;
 		}
-	for (int i = 0; i < c->nag; i++) /* the placement holds: start those that said hello */
-		if (c->ag[i].hello && !c->ag[i].started && !c->ag[i].done && c->ag[i].link &&
-		    !c->killed)
+	/* the placement holds once every node of it said hello: the first HELLO may come from
+	 * an agent that has not heard the latest view yet (a new head has just declared a node
+	 * of the placement down), and a later one brings it; a node that never says hello is
+	 * found down (placed again around it) or fails to answer (as above). Starting on the
+	 * first ones to answer ended the job (111) on news that came a moment later */
+	for (int i = 0; i < c->nag; i++)
+		if (!c->ag[i].hello && !c->ag[i].started && !c->ag[i].done)
+			return;
+	for (int i = 0; i < c->nag; i++)
+		if (!c->ag[i].started && !c->ag[i].done && c->ag[i].link && !c->killed)
 			boot_ctl_start_agent(&c->ag[i]);
 }
 
