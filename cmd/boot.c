@@ -428,9 +428,8 @@ static int grow_repair(const struct bopts *o, struct boot_universe *u, struct bo
 	bootlua_close(&b);
 	rc = wait_joined(u, n->index, host, o->verbose);
 	if (!rc)
-		printf("lamkit grow: %s back as node %d (%d cpu(s)) in %.2f s; what its old agent "
-		       "left "
-		       "was wiped\n",
+		printf("lamkit grow: %s back as node %d (%d cpu(s)) in %.2f s; what its old "
+		       "agent left was wiped\n",
 		       host, n->index, n->cpus, (double)(core_now_ms() - t0) / 1000);
 	boot_universe_free(u);
 	return rc;
