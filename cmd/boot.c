@@ -359,7 +359,9 @@ static int wait_joined(const struct boot_universe *u, int index, const char *hos
 		        "lamkit grow: %s: its agent runs but has not found the universe's head in "
 		        "%.1f s (%s); it keeps looking: 'lamkit nodes' shows it up once it has\n",
 		        host, (double)wait / 1000,
-		        head ? "it follows none it can reach" : "it named no head yet");
+		        !head           ? "it named no head yet"
+		        : head == index ? "it reached none of the other nodes up and leads alone"
+		                        : "its view has it down");
 		return 1;
 	}
 	if (verbose)

@@ -35,25 +35,34 @@ static int in_list(const char *list, const char *name)
 	return 0;
 }
 
-int boot_universe_view(const struct boot_universe *u, int skip, int timeout_ms,
-                       struct boot_wsummary *v)
+/* The view in the HELLO of the first agent that answers among those only[] flags (NULL: all),
+ * at most timeout_ms. 0, or -1 when none did (v then knows nothing). */
+static int ask_view(const struct boot_universe *u, const char *only, int timeout_ms,
+                    struct boot_wsummary *v)
 {
 	struct boot_ucall_res *r = calloc((size_t)u->nnodes + 1, sizeof *r);
-	char *only = skip ? malloc((size_t)u->nnodes + 1) : NULL;
 	struct boot_ucall_req q = {.type = 0, .timeout_ms = timeout_ms, .view = v, .only = only};
 
-	if (!r || (skip && !only)) {
-		free(r);
-		free(only);
+	if (!r)
 		return -1;
-	}
-	for (int i = 0; only && i < u->nnodes; i++)
-		only[i] = u->nodes[i].index != skip;
 	boot_ucall_ex(u, &q, r);
 	boot_ucall_free(r, u->nnodes);
 	free(r);
-	free(only);
 	return v->known ? 0 : -1;
+}
+
+int boot_universe_view(const struct boot_universe *u, int skip, int timeout_ms,
+                       struct boot_wsummary *v)
+{
+	char *only = skip ? malloc((size_t)u->nnodes + 1) : NULL;
+
+	if (skip && !only)
+		return -1;
+	for (int i = 0; only && i < u->nnodes; i++)
+		only[i] = u->nodes[i].index != skip;
+	int rc = ask_view(u, only, timeout_ms, v);
+	free(only);
+	return rc;
 }
 
 /* Whether node index, with view v of its own, is in the watch (boot_universe_joined). */
@@ -73,38 +82,27 @@ static int joined(const struct boot_universe *u, int index, const struct boot_ws
 int boot_universe_joined(const struct boot_universe *u, int index, int timeout_ms, int *head)
 {
 	char *only = malloc((size_t)u->nnodes + 1);
-	struct boot_ucall_res *r = calloc((size_t)u->nnodes + 1, sizeof *r);
 	int64_t end = core_now_ms() + timeout_ms;
 	int rc = -1;
 
 	*head = 0;
 	for (int i = 0; only && i < u->nnodes; i++)
 		only[i] = u->nodes[i].index == index;
-	while (only && r) {
+	while (only) {
 		struct boot_wsummary v = {0};
 		int64_t left = end - core_now_ms();
-		struct boot_ucall_req q = {.type = 0,
-		                           .timeout_ms =
-		                               left < 2000 ? (int)(left > 0 ? left : 1) : 2000,
-		                           .view = &v,
-		                           .only = only};
-		boot_ucall_ex(u, &q, r);
-		boot_ucall_free(r, u->nnodes);
-		memset(r, 0, (size_t)u->nnodes * sizeof *r);
+		ask_view(u, only, left < 2000 ? (int)(left > 0 ? left : 1) : 2000, &v);
 		if (v.known)
 			*head = v.head;
-		int ok = joined(u, index, &v);
+		int in = joined(u, index, &v);
 		boot_wsummary_free(&v);
-		if (ok) {
+		if (in)
 			rc = 0;
-			break;
-		}
-		if (core_now_ms() + 100 >= end)
+		if (in || core_now_ms() + 100 >= end)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
 	}
 	free(only);
-	free(r);
 	return rc;
 }
 
