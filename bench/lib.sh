@@ -323,14 +323,21 @@ bench_scale() {
 # into DIR/<name>.<TAG><round>.out (absent when that run failed). When the caller defines
 # BENCH_ROUND_HOOK, that function is called with the round's number first (e.g. a program that
 # is not an MPI, run next to them each round).
+# Round r starts with the r-th configuration (round 1 with the first), the others following in
+# turn: a run finds the machine as the run before it left it (the memory it freed: this guest
+# hands free pages back to its host a few seconds after they are freed, and a page taken again
+# after that costs a host fault; the page cache it left), so a fixed order would give one
+# configuration the same predecessor in every round. Over a multiple of the configurations'
+# number of rounds, each one runs in every place equally often.
 # shellcheck disable=SC2154 # names, launch, exe: the caller's arrays
 bench_rounds() {
-    local dir=$1 tag=$2 rounds=$3 np=$4 r i n
+    local dir=$1 tag=$2 rounds=$3 np=$4 r i j n k=${#names[@]}
     shift 4
     rm -f "$dir"/*."$tag"[0-9]*.out*
     for ((r = 1; r <= rounds; r++)); do
         [ -z "${BENCH_ROUND_HOOK:-}" ] || "$BENCH_ROUND_HOOK" "$r"
-        for i in "${!names[@]}"; do
+        for ((j = 0; j < k; j++)); do
+            i=$(((j + r - 1) % k))
             n=${names[$i]}
             [ -n "${launch[$i]}" ] || continue
             echo "bench: $tag round $r/$rounds: $n" >&2
