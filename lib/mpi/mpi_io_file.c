@@ -182,7 +182,7 @@ static void file_free(struct mpio_file *f)
 
 /* The file object once every rank has its fd. MPI code (collective: the others fail too). */
 static int file_make(struct mpii_comm *c, const char *path, int amode, MPI_Info info, int fd,
-                     const struct openinfo *all, struct mpio_file **out)
+                     const struct openinfo *all, char *hints_text, struct mpio_file **out)
 {
 	struct mpio_file *f = calloc(1, sizeof(*f));
 	int rc = f ? MPI_SUCCESS : MPI_ERR_NO_MEM, h;
@@ -202,7 +202,9 @@ static int file_make(struct mpii_comm *c, const char *path, int amode, MPI_Info 
 		rc = (f->vs = mpio_vset_default(c->size)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS) {
 		mpio_hints_default(&f->h, f->nnodes);
-		rc = mpio_hints_set(&f->h, info, c->size);
+		rc = mpio_hints_file(&f->h, hints_text, info, c->size, c->rank);
+		if (rc == MPI_SUCCESS)
+			rc = mpio_hints_set(&f->h, info, c->size);
 	}
 	rc = mpio_agree(c, rc);
 	if (rc == MPI_SUCCESS)
@@ -231,6 +233,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 	struct openinfo me = {amode, mpii.node, MPI_SUCCESS, (int)getpid()}, *all;
 	const char *path = filename ? strip_prefix(filename) : NULL;
 	struct mpio_file *f = NULL;
+	char hints_text[MPIO_HINTS_TEXT]; /* the hints file's (ROMIO_HINTS) */
 	int rc, fd = -1, nk;
 
 	MPII_CHECK_INIT(fn);
@@ -255,6 +258,8 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 		else if (all[r].amode != amode)
 			rc = MPI_ERR_NOT_SAME;
 	}
+	if (rc == MPI_SUCCESS) /* every rank is here: the same rc everywhere */
+		rc = mpio_hints_fetch(c, hints_text);
 	/* every rank is here (so a slow rank's MPI_File_delete of the name is behind it): rank 0
 	 * creates the file first, so that the others find it and O_EXCL means once */
 	if (rc == MPI_SUCCESS && (amode & MPI_MODE_CREATE)) {
@@ -269,7 +274,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 		rc = mpio_agree(c, rc);
 	}
 	if (rc == MPI_SUCCESS)
-		rc = file_make(c, path, amode, info, fd, all, &f);
+		rc = file_make(c, path, amode, info, fd, all, hints_text, &f);
 	else if (fd >= 0)
 		close(fd);
 	free(all);

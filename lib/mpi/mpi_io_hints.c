@@ -1,8 +1,12 @@
-/* lib/mpi/mpi_io_hints.c: MPI-IO hints (ROMIO's names, its defaults but cb_buffer_size's) and
- * the info they make. */
+/* lib/mpi/mpi_io_hints.c: MPI-IO hints (ROMIO's names, its defaults but cb_buffer_size's), the
+ * hints file ROMIO reads (ROMIO_HINTS), and the info they make. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpio.h"
 
@@ -95,6 +99,123 @@ static void apply(struct mpio_hints *h, const char *k, const char *v, int nranks
 		h->striping_factor = (int)x;
 	else if (!strcmp(k, "romio_no_indep_rw") && t >= 0)
 		h->no_indep_rw = t == MPIO_ENABLE;
+}
+
+/* ---- the hints file ---- */
+
+#define HINTS_FILE "/etc/romio-hints" /* ROMIO's, when ROMIO_HINTS is not set */
+
+/* Once a process: a problem with the hints file is said by the first file's rank 0, once. */
+static int hints_warned;
+
+__attribute__((format(printf, 2, 3))) static void hints_warn(int rank, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rank != 0 || hints_warned)
+		return;
+	hints_warned = 1;
+	fputs("lamkit mpi-io: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Rank 0 reads the hints file into text (at most MPIO_HINTS_TEXT - 1 bytes, whole lines); every
+ * rank gets the same text. */
+int mpio_hints_fetch(struct mpii_comm *c, char text[MPIO_HINTS_TEXT])
+{
+	const char *env = getenv("ROMIO_HINTS");
+	const char *path = env && *env ? env : HINTS_FILE;
+	int len = 0, rc;
+
+	text[0] = 0;
+	if (c->rank == 0) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t k = 0;
+		if (fd < 0 && env && *env)
+			hints_warn(0, "ROMIO_HINTS=%s: %s; no hints are taken from it", path,
+			           strerror(errno));
+		while (fd >= 0 && len < MPIO_HINTS_TEXT - 1 &&
+		       (k = read(fd, text + len, (size_t)(MPIO_HINTS_TEXT - 1 - len))) > 0)
+			len += (int)k;
+		if (fd >= 0 && len == MPIO_HINTS_TEXT - 1 && read(fd, &text[len], 1) == 1) {
+			while (len > 0 && text[len - 1] != '\n')
+				len--; /* only whole lines */
+			hints_warn(0, "%s: longer than %d bytes: the lines after that are not read",
+			           path, MPIO_HINTS_TEXT - 1);
+		}
+		if (fd >= 0)
+			close(fd);
+		text[len] = 0;
+	}
+	rc = mpii_bcast(&len, 1, mpii_dt(MPI_INT), 0, c);
+	if (rc == MPI_SUCCESS && len > 0)
+		rc = mpii_bcast(text, len, mpii_dt(MPI_CHAR), 0, c);
+	text[rc == MPI_SUCCESS && len > 0 && len < MPIO_HINTS_TEXT ? len : 0] = 0;
+	return rc;
+}
+
+/* Whether info (may be MPI_INFO_NULL) sets key. */
+static int user_has(MPI_Info info, const char *key)
+{
+	char v[2];
+	int flag = 0;
+
+	return info != MPI_INFO_NULL && PMPI_Info_get(info, key, 1, v, &flag) == MPI_SUCCESS &&
+	       flag;
+}
+
+int mpio_hints_file(struct mpio_hints *h, char *text, MPI_Info user, int nranks, int rank)
+{
+	const char *env = getenv("ROMIO_HINTS");
+	const char *path = env && *env ? env : HINTS_FILE;
+	struct {
+		const char *k, *v;
+	} kv[256];
+	int n = 0, rc;
+	long no = 0;
+
+	for (char *line = text, *next; *line; line = next) {
+		char *save = NULL, *k, *v;
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = 0;
+		no++;
+		k = strtok_r(line, " \t\r", &save);
+		if (!k || k[0] == '#')
+			continue;
+		v = strtok_r(NULL, " \t\r", &save);
+		if (!v || strtok_r(NULL, " \t\r", &save) || strlen(k) > MPI_MAX_INFO_KEY ||
+		    strlen(v) > MPI_MAX_INFO_VAL) {
+			hints_warn(rank, "%s:%ld: not a key and a value (\"%s ...\"); line skipped",
+			           path, no, k);
+			continue;
+		}
+		if (n == (int)(sizeof(kv) / sizeof(kv[0]))) {
+			hints_warn(rank, "%s:%ld: more than %d hints; the rest are not read", path,
+			           no, n);
+			break;
+		}
+		if (user_has(user, k)) /* the program's own info wins, as in ROMIO */
+			continue;
+		kv[n].k = k;
+		kv[n++].v = v;
+	}
+	/* the list of aggregators first, then cb_nodes (which wins), as in mpio_hints_set */
+	for (int i = 0; i < n; i++)
+		if (!strcmp(kv[i].k, "cb_config_list"))
+			config_list(h, kv[i].v, nranks);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(kv[i].k, "cb_config_list"))
+			apply(h, kv[i].k, kv[i].v, nranks);
+		if (h->user == MPI_INFO_NULL && (rc = PMPI_Info_create(&h->user)) != MPI_SUCCESS)
+			return rc;
+		if ((rc = PMPI_Info_set(h->user, kv[i].k, kv[i].v)) != MPI_SUCCESS)
+			return rc;
+	}
+	return MPI_SUCCESS;
 }
 
 int mpio_hints_set(struct mpio_hints *h, MPI_Info info, int nranks)

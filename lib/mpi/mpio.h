@@ -31,6 +31,13 @@ void mpio_hints_default(struct mpio_hints *h, int nnodes);
  * is kept to at most nranks. The same info on every rank (collective callers) gives the same
  * hints everywhere. MPI code. */
 int mpio_hints_set(struct mpio_hints *h, MPI_Info info, int nranks);
+/* The hints file as ROMIO reads it: the file ROMIO_HINTS names, else /etc/romio-hints; lines
+ * of a key and a value, '#' comments. mpio_hints_fetch (collective over c) has rank 0 read it and
+ * gives every rank its text (empty: none); mpio_hints_file applies it (text is cut up) under
+ * the keys user sets, which win, and remembers its keys for MPI_File_get_info. MPI code. */
+#define MPIO_HINTS_TEXT 8192
+int mpio_hints_fetch(struct mpii_comm *c, char text[MPIO_HINTS_TEXT]);
+int mpio_hints_file(struct mpio_hints *h, char *text, MPI_Info user, int nranks, int rank);
 /* A new info object with the hints in effect. MPI code. */
 int mpio_hints_get(const struct mpio_hints *h, MPI_Info *out);
 void mpio_hints_free(struct mpio_hints *h);
