@@ -20,7 +20,7 @@ cb_buffer_size 1048576
 romio_cb_write	enable
 cb_nodes
 lamkit_test_key some_value
-cb_config_list *:1
+cb_config_list *:2
 H
 out=$(ROMIO_HINTS=$T/hints LKX_TIMEOUT=30 lkx -n 3 "$D/io_hints" "$T" 2>&1)
 is "$(printf '%s\n' "$out" | grep -c 'io_hints: rank [0-9]: done')" 3 "io_hints ran on 3 ranks with a hints file"
@@ -31,7 +31,8 @@ is "$(hint "$out" 2 lamkit_test_key)" some_value "a key lamkit does not know is 
 is "$(printf '%s\n' "$out" | grep -c '^lamkit mpi-io: ')" 1 "one warning, from rank 0 only"
 like "$out" "^lamkit mpi-io: $T/hints:5: not a key and a value \(\"cb_nodes \.\.\.\"\); line skipped" \
 	"the warning names the file and the line"
-is "$(hint "$out" 0 cb_nodes)" 1 "the malformed cb_nodes line changed nothing (one node: 1 aggregator)"
+is "$(hint "$out" 0 cb_config_list)/$(hint "$out" 1 cb_nodes)" "*:2/2" \
+	"the lines after it are read: cb_config_list *:2 makes 2 aggregators on the one node"
 
 out=$(ROMIO_HINTS=$T/hints LKX_TIMEOUT=30 lkx -n 2 "$D/io_hints" "$T" cb_buffer_size=2097152 romio_cb_write=disable 2>&1)
 is "$(hint "$out" 0 cb_buffer_size)/$(hint "$out" 1 romio_cb_write)/$(hint "$out" 1 lamkit_test_key)" \
