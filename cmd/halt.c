@@ -6,7 +6,6 @@
 #include "core.h"
 #include "proto.h"
 #include "ucall.h"
-#include "watch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,24 +37,25 @@ int cmd_halt(int argc, char **argv)
 	int ndown = boot_ucall_down(r, u.nnodes);
 	char downs[1024] = "";
 	for (int i = 0; i < u.nnodes; i++) {
-		const char *d = strstr(r[i].why, ": down: ");
+		const struct boot_wdown *f = &r[i].fall;
 		/* the watch may tell us of a node that halted on our HALT before its own link
 		 * closes: that one is halted, not down. So is one whose agent the watch saw exit
 		 * after our HALT went out: its goodbye to its head can lose the race with its
 		 * link's close, and the head then says "exited" (t0410, 1 run in 5). A second of
 		 * slack for the declaring agent's clock. */
-		if (r[i].down && d &&
-		    (!strncmp(d + 8, "halted", 6) ||
-		     (!strncmp(d + 8, "exited", 6) && r[i].down_since >= sent - 1000))) {
+		if (r[i].down && (!strncmp(f->why, "halted", 6) ||
+		                  (!strncmp(f->why, "exited", 6) && f->since >= sent - 1000))) {
 			r[i].down = 0, r[i].ok = 1, ndown--, nok++;
 			if (verbose)
 				printf("lamkit halt: %s halted\n", u.nodes[i].host);
 			continue;
 		}
-		if (r[i].down && d)
+		if (r[i].down) {
+			char at[200];
+			boot_wdown_text(f, at, sizeof at);
 			snprintf(downs + strlen(downs), sizeof downs - strlen(downs), "%s%s (%s)",
-			         downs[0] ? ", " : "", u.nodes[i].host, d + 8);
-		else if (!r[i].ok)
+			         downs[0] ? ", " : "", u.nodes[i].host, at);
+		} else if (!r[i].ok)
 			fprintf(stderr, "lamkit halt: %s\n", r[i].why);
 		else if (verbose)
 			printf("lamkit halt: %s halted (%.2f s)\n", u.nodes[i].host,

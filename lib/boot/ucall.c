@@ -113,7 +113,7 @@ static void got_view(struct call *c, struct core_rbuf *r)
 			continue;
 		boot_wdown_text(d, at, sizeof at);
 		o->r->down = 1;
-		o->r->down_since = d->since;
+		o->r->fall = *d;
 		snprintf(o->r->why, sizeof o->r->why, "%s: down: %s", o->n->host, at);
 		if (o->l)
 			finish(o);

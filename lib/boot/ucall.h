@@ -19,8 +19,7 @@ struct boot_ucall_res {
 	int skipped;     /* not asked (boot_ucall_ex's `only`) */
 	int down;        /* not asked: the universe's watch has declared the node down (why
 	                    names since when and why, e.g. "n2: down: no answer since 12:03:04") */
-	/* when down: when, by the declaring agent's clock (ms since the epoch) */
-	int64_t down_since;
+	struct boot_wdown fall; /* when down: the watch's record of it (since when, why) */
 };
 
 struct boot_ucall_req {
