@@ -122,19 +122,29 @@ __attribute__((format(printf, 2, 3))) static void hints_warn(int rank, const cha
 	fputc('\n', stderr);
 }
 
+/* The hints file's name: ROMIO_HINTS, else ROMIO's default (*from_env says which; may be NULL). */
+static const char *hints_path(int *from_env)
+{
+	const char *env = getenv("ROMIO_HINTS");
+	int set = env && *env;
+
+	if (from_env)
+		*from_env = set;
+	return set ? env : HINTS_FILE;
+}
+
 /* Rank 0 reads the hints file into text (at most MPIO_HINTS_TEXT - 1 bytes, whole lines); every
  * rank gets the same text. */
 int mpio_hints_fetch(struct mpii_comm *c, char text[MPIO_HINTS_TEXT])
 {
-	const char *env = getenv("ROMIO_HINTS");
-	const char *path = env && *env ? env : HINTS_FILE;
-	int len = 0, rc;
+	int len = 0, rc, from_env;
+	const char *path = hints_path(&from_env);
 
 	text[0] = 0;
 	if (c->rank == 0) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t k = 0;
-		if (fd < 0 && env && *env)
+		if (fd < 0 && from_env)
 			hints_warn(0, "ROMIO_HINTS=%s: %s; no hints are taken from it", path,
 			           strerror(errno));
 		while (fd >= 0 && len < MPIO_HINTS_TEXT - 1 &&
@@ -160,17 +170,15 @@ int mpio_hints_fetch(struct mpii_comm *c, char text[MPIO_HINTS_TEXT])
 /* Whether info (may be MPI_INFO_NULL) sets key. */
 static int user_has(MPI_Info info, const char *key)
 {
-	char v[2];
-	int flag = 0;
+	int len, flag = 0;
 
-	return info != MPI_INFO_NULL && PMPI_Info_get(info, key, 1, v, &flag) == MPI_SUCCESS &&
-	       flag;
+	return info != MPI_INFO_NULL &&
+	       PMPI_Info_get_valuelen(info, key, &len, &flag) == MPI_SUCCESS && flag;
 }
 
 int mpio_hints_file(struct mpio_hints *h, char *text, MPI_Info user, int nranks, int rank)
 {
-	const char *env = getenv("ROMIO_HINTS");
-	const char *path = env && *env ? env : HINTS_FILE;
+	const char *path = hints_path(NULL);
 	struct {
 		const char *k, *v;
 	} kv[256];

@@ -14,14 +14,13 @@
 int main(int argc, char **argv)
 {
 	char path[4096], k[MPI_MAX_INFO_KEY + 1], v[MPI_MAX_INFO_VAL + 1];
-	int rank, size, nk = 0, flag, bad = 0, buf[N], got[N];
+	int rank, nk = 0, flag, bad = 0, buf[N], got[N];
 	MPI_Info info, used;
 	MPI_File fh;
 	MPI_Status st;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (argc < 2) {
 		fprintf(stderr, "usage: io_hints DIR [KEY=VALUE ...]\n");
 		MPI_Finalize();
